@@ -1,0 +1,40 @@
+# ironsight — the two commands a new user runs: `make demo` and `make test`.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STATE := .state
+PYTHON ?= python3
+
+.PHONY: demo test deps venv lint typecheck unit functional bench clean
+
+deps:
+	@scripts/install-deps.sh
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q -U pip >/dev/null
+	@$(PY) -m pip install -q -e '.[test]'
+	@touch $@
+
+venv: deps $(VENV)/.installed
+
+lint: venv
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/mypy
+
+test: venv lint
+	@mkdir -p $(STATE)
+	IRONSIGHT_TEST_PG_URL=$$(scripts/ensure-postgres.sh $(STATE)) \
+	  $(VENV)/bin/pytest -q -p no:cacheprovider
+
+unit: venv
+	$(VENV)/bin/pytest -q -m "not functional and not e2e"
+
+demo: venv
+	@$(PY) -m ironsight.demo
+
+bench: venv
+	$(PY) bench/bench_api.py
+
+clean:
+	rm -rf $(VENV) $(STATE) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install the system packages ironsight's tests and demo need (Debian 12). Idempotent: only
+# missing packages are installed; needs root (or sudo) when something is missing.
+set -euo pipefail
+need=()
+have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for pkg in ipmitool openssh-server openssh-client python3-venv; do
+  have "$pkg" || need+=("$pkg")
+done
+# PostgreSQL: only when no server answers and none is installed.
+if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  need+=(postgresql)
+fi
+if ((${#need[@]})); then
+  echo "installing system packages: ${need[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  # policy-rc.d: packages must not start system services (sshd, postgresql) on install
+  $SUDO sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d'
+  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  $SUDO rm -f /usr/sbin/policy-rc.d
+fi

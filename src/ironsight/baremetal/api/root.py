@@ -1,0 +1,92 @@
+"""`/`, `/v1` and `/v1/drivers`: discovery documents that clients negotiate with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.routing import Route
+
+from ironsight.baremetal.api.base import MAX_VERSION, MIN_VERSION, Ctx, endpoint, fmt, link, links
+from ironsight.common.exceptions import NotFound
+
+
+def _version_doc(ctx: Ctx) -> dict[str, Any]:
+    return {"id": "v1", "links": [link(ctx.base_url, "v1/")], "status": "CURRENT",
+            "min_version": fmt(MIN_VERSION), "version": fmt(MAX_VERSION)}
+
+
+@endpoint
+async def root(ctx: Ctx) -> Any:
+    version = _version_doc(ctx)
+    return 200, {"name": "OpenStack Ironic API",
+                 "description": "ironsight bare-metal service (Ironic v1 compatible API).",
+                 "default_version": version, "versions": [version]}
+
+
+@endpoint
+async def v1(ctx: Ctx) -> Any:
+    base = ctx.base_url
+    return 200, {
+        "id": "v1",
+        "links": [link(base, "v1/"), {"href": "https://docs.openstack.org/ironic/latest/",
+                                      "rel": "describedby", "type": "text/html"}],
+        "media_types": [{"base": "application/json",
+                         "type": "application/vnd.openstack.ironic.v1+json"}],
+        "nodes": links(base, "nodes"), "ports": links(base, "ports"),
+        "drivers": links(base, "drivers"),
+        "version": _version_doc(ctx),
+    }
+
+
+def _driver_doc(ctx: Ctx, name: str, detail: bool) -> dict[str, Any]:
+    svc = ctx.svc
+    loaded = name in svc.conductor.drivers
+    doc: dict[str, Any] = {"name": name, "hosts": [svc.conf.DEFAULT.host] if loaded else [],
+                           "type": "dynamic",
+                           "links": links(ctx.base_url, f"drivers/{name}"),
+                           "properties": links(ctx.base_url, f"drivers/{name}/properties")}
+    if not loaded:
+        doc["load_error"] = svc.conductor.refused.get(name)
+    if detail and loaded:
+        drv = svc.conductor.drivers[name]
+        for iface, value in drv.hw.interface_names.items():
+            doc[f"default_{iface}_interface"] = value
+            doc[f"enabled_{iface}_interfaces"] = [value]
+    return doc
+
+
+@endpoint
+async def list_drivers(ctx: Ctx) -> Any:
+    params = ctx.query({"type", "detail"})
+    detail = params.get("detail", "false").lower() in ("1", "true", "yes")
+    names = sorted(set(ctx.svc.conductor.drivers) | set(ctx.svc.conductor.refused))
+    return 200, {"drivers": [_driver_doc(ctx, n, detail) for n in names]}
+
+
+def _known(ctx: Ctx) -> str:
+    name = ctx.request.path_params["driver"]
+    if name not in ctx.svc.conductor.drivers and name not in ctx.svc.conductor.refused:
+        raise NotFound(f"Could not find the following driver(s) or hardware type(s): {name}.")
+    return name
+
+
+@endpoint
+async def show_driver(ctx: Ctx) -> Any:
+    return 200, _driver_doc(ctx, _known(ctx), True)
+
+
+@endpoint
+async def driver_properties(ctx: Ctx) -> Any:
+    name = _known(ctx)
+    drv = ctx.svc.conductor.drivers.get(name)
+    return 200, drv.properties() if drv else {}
+
+
+routes = [
+    Route("/", root, methods=["GET"]),
+    Route("/v1", v1, methods=["GET"]),
+    Route("/v1/", v1, methods=["GET"]),
+    Route("/v1/drivers", list_drivers, methods=["GET"]),
+    Route("/v1/drivers/{driver}", show_driver, methods=["GET"]),
+    Route("/v1/drivers/{driver}/properties", driver_properties, methods=["GET"]),
+]

@@ -1,0 +1,175 @@
+"""Request bodies, validated at the boundary; every error names its field."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+
+from ironsight.baremetal.db.api import is_uuid_like
+from ironsight.common.exceptions import Invalid
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9\-._~]+$")
+_MAC_RE = re.compile(r"^([0-9a-fA-F]{2})([:-][0-9a-fA-F]{2}){5}$")
+
+JsonDict = dict[str, Any]
+
+
+def normalize_mac(value: str) -> str:
+    if not isinstance(value, str) or not _MAC_RE.match(value.strip()):
+        raise ValueError(f"Expected a MAC address but received {value}.")
+    return value.strip().lower().replace("-", ":")
+
+
+def _check_name(value: str | None) -> str | None:
+    if value is None:
+        return None
+    if not _NAME_RE.match(value) or len(value) > 255:
+        raise ValueError(f"Expected a logical name but received {value}: use letters, digits "
+                         "and -._~ only (at most 255)")
+    if is_uuid_like(value):
+        raise ValueError(f"Expected a logical name but received {value}: a UUID is not a name")
+    return value
+
+
+def _check_uuid(value: str | None) -> str | None:
+    if value is not None and not is_uuid_like(value):
+        raise ValueError(f"Expected a UUID but received {value}.")
+    return value.lower() if value else value
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=False)
+
+
+class NodeFields(_Strict):
+    """Fields an operator may set on a node, at creation or through PATCH."""
+
+    name: str | None = Field(default=None)
+    driver: str = Field(min_length=1, max_length=255)
+    driver_info: JsonDict = Field(default_factory=dict)
+    properties: JsonDict = Field(default_factory=dict)
+    extra: JsonDict = Field(default_factory=dict)
+    instance_info: JsonDict = Field(default_factory=dict)
+    instance_uuid: str | None = None
+    boot_interface: str | None = None
+    deploy_interface: str | None = None
+    inspect_interface: str | None = None
+    management_interface: str | None = None
+    power_interface: str | None = None
+
+    _name = field_validator("name")(classmethod(lambda cls, v: _check_name(v)))
+    _iuuid = field_validator("instance_uuid")(classmethod(lambda cls, v: _check_uuid(v)))
+
+
+class NodeCreate(NodeFields):
+    uuid: str | None = None
+
+    _uuid = field_validator("uuid")(classmethod(lambda cls, v: _check_uuid(v)))
+
+
+class PortFields(_Strict):
+    address: str
+    node_uuid: str
+    pxe_enabled: StrictBool = True
+    local_link_connection: JsonDict = Field(default_factory=dict)
+    physical_network: str | None = Field(default=None, max_length=64)
+    extra: JsonDict = Field(default_factory=dict)
+
+    @field_validator("address")
+    @classmethod
+    def _mac(cls, v: str) -> str:
+        return normalize_mac(v)
+
+    @field_validator("node_uuid")
+    @classmethod
+    def _node(cls, v: str) -> str:
+        if not is_uuid_like(v):
+            raise ValueError(f"Expected UUID for node_uuid: {v}")
+        return v.lower()
+
+    @field_validator("local_link_connection")
+    @classmethod
+    def _llc(cls, v: JsonDict) -> JsonDict:
+        allowed = {"switch_id", "port_id", "switch_info", "hostname", "network_type"}
+        bad = sorted(set(v) - allowed)
+        if bad:
+            raise ValueError(f"unknown key(s) {', '.join(bad)} "
+                             f"(allowed: {', '.join(sorted(allowed))})")
+        return v
+
+
+class PortCreate(PortFields):
+    uuid: str | None = None
+
+    _uuid = field_validator("uuid")(classmethod(lambda cls, v: _check_uuid(v)))
+
+
+class PowerTarget(_Strict):
+    target: str
+    timeout: int | None = Field(default=None, ge=1)
+
+
+class ProvisionTarget(_Strict):
+    target: Literal["manage", "provide", "inspect", "abort"]
+
+
+class BootDevice(_Strict):
+    boot_device: str
+    persistent: StrictBool = False
+
+
+class Maintenance(_Strict):
+    reason: str | None = None
+
+
+# --- JSON patch (RFC 6902: add, replace, remove) --------------------------------------------
+
+
+def _split(path: Any) -> list[str]:
+    if not isinstance(path, str) or not path.startswith("/") or path == "/":
+        raise Invalid(f"Invalid patch path {path!r}")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def apply_patch(doc: JsonDict, ops: Any, patchable: set[str]) -> JsonDict:
+    """Apply `ops` to a copy of `doc`; only top-level keys in `patchable` may change."""
+    if not isinstance(ops, list) or not ops:
+        raise Invalid("A JSON patch must be a non-empty list of operations.")
+    result = copy.deepcopy(doc)
+    for op in ops:
+        if not isinstance(op, dict):
+            raise Invalid(f"Invalid patch operation {op!r}")
+        kind = op.get("op")
+        parts = _split(op.get("path"))
+        if parts[0] not in patchable:
+            if parts[0] in doc or parts[0] in ("uuid", "id"):
+                raise Invalid(f"'/{parts[0]}' is an internal attribute and can not be updated")
+            raise Invalid(f"Invalid patch path '/{parts[0]}': no such field")
+        if kind not in ("add", "replace", "remove"):
+            raise Invalid(f"Invalid patch operation {kind!r} for '{op.get('path')}' "
+                          "(add, replace or remove)")
+        if kind != "remove" and "value" not in op:
+            raise Invalid(f"Patch operation {kind} on '{op['path']}' needs a value")
+        parent: Any = result
+        for part in parts[:-1]:
+            if not isinstance(parent, dict) or part not in parent:
+                raise Invalid(f"Can't {kind} '{op['path']}': '{part}' does not exist")
+            parent = parent[part]
+        last = parts[-1]
+        if not isinstance(parent, dict):
+            raise Invalid(f"Can't {kind} '{op['path']}': its parent is not an object")
+        if kind == "remove":
+            if last not in parent:
+                raise Invalid(f"Can't remove non-existent object '{last}'")
+            if len(parts) == 1:
+                parent[last] = None
+            else:
+                del parent[last]
+        elif kind == "replace" and last not in parent:
+            raise Invalid(f"Can't replace non-existent object '{last}'")
+        else:
+            parent[last] = op["value"]
+    return result

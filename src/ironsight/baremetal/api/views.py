@@ -1,0 +1,162 @@
+"""Rows to API documents, in Ironic's shapes, with secrets masked."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ironsight.baremetal import states
+from ironsight.baremetal.api.base import links
+from ironsight.baremetal.db.models import INTERFACE_FIELDS
+
+MASK = "******"
+_SECRET_HINTS = ("password", "secret", "token", "key_contents", "private_key")
+
+
+def is_secret(key: str, secret_keys: frozenset[str]) -> bool:
+    low = key.lower()
+    return key in secret_keys or any(hint in low for hint in _SECRET_HINTS)
+
+
+def mask(info: Mapping[str, Any] | None, secret_keys: frozenset[str]) -> dict[str, Any]:
+    return {k: (MASK if is_secret(k, secret_keys) and v not in (None, "") else v)
+            for k, v in (info or {}).items()}
+
+
+def iso(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=dt.UTC).isoformat()
+
+
+# Interface names Ironic reports that ironsight does not implement (constant per node).
+_FIXED_INTERFACES = {
+    "bios_interface": "no-bios", "console_interface": "no-console",
+    "firmware_interface": "no-firmware", "network_interface": "noop",
+    "raid_interface": "no-raid", "rescue_interface": "no-rescue",
+    "storage_interface": "noop", "vendor_interface": "no-vendor",
+}
+
+# Every field of a node document; the keys of `fields=` are checked against this.
+NODE_FIELDS = (
+    "uuid", "name", "driver", "driver_info", "driver_internal_info", "properties", "extra",
+    "instance_info", "instance_uuid", "provision_state", "target_provision_state",
+    "provision_updated_at", "power_state", "target_power_state", "maintenance",
+    "maintenance_reason", "fault", "last_error", "reservation", "inspection_started_at",
+    "inspection_finished_at", "created_at", "updated_at", "console_enabled", "chassis_uuid",
+    "clean_step", "deploy_step", "conductor_group", "conductor", "resource_class", "owner",
+    "lessee", "protected", "protected_reason", "retired", "retired_reason", "automated_clean",
+    "description", "allocation_uuid", "network_data", "boot_mode", "secure_boot", "traits",
+    "parent_node", "disable_power_off", *INTERFACE_FIELDS, *_FIXED_INTERFACES,
+)
+NODE_LIST_FIELDS = ("uuid", "name", "instance_uuid", "power_state", "provision_state",
+                    "maintenance")
+_DATES = ("provision_updated_at", "inspection_started_at", "inspection_finished_at",
+          "created_at", "updated_at")
+_CONSTANT: dict[str, Any] = {
+    "fault": None, "console_enabled": False, "chassis_uuid": None, "clean_step": {},
+    "deploy_step": {}, "conductor_group": "", "resource_class": None, "owner": None,
+    "lessee": None, "protected": False, "protected_reason": None, "retired": False,
+    "retired_reason": None, "automated_clean": None, "description": None,
+    "allocation_uuid": None, "network_data": {}, "boot_mode": None, "secure_boot": None,
+    "traits": [], "parent_node": None, "disable_power_off": False, **_FIXED_INTERFACES,
+}
+
+# Columns each document field needs (fields not listed map to the column of the same name).
+NODE_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {
+    **{k: () for k in _CONSTANT},
+    "conductor": ("reservation",),
+    "maintenance_reason": ("maintenance_reason",),
+}
+
+
+def node_columns_for(fields: Iterable[str]) -> set[str]:
+    cols = {"uuid"}
+    for f in fields:
+        cols.update(NODE_FIELD_COLUMNS.get(f, (f,)))
+    return cols
+
+
+def node_doc(row: Mapping[str, Any], base: str, fields: Iterable[str],
+             secret_keys: frozenset[str], version: tuple[int, int],
+             conductor_host: str | None = None) -> dict[str, Any]:
+    doc: dict[str, Any] = {}
+    for f in fields:
+        if f in _CONSTANT:
+            doc[f] = _CONSTANT[f]
+        elif f == "driver_info":
+            doc[f] = mask(row["driver_info"], secret_keys)
+        elif f in _DATES:
+            doc[f] = iso(row[f])
+        elif f == "conductor":
+            doc[f] = conductor_host
+        elif f == "provision_state":
+            doc[f] = shown_state(row[f], version)
+        elif f == "target_provision_state":
+            doc[f] = row[f]
+        else:
+            doc[f] = row[f]
+    uuid = row["uuid"]
+    doc["links"] = links(base, f"nodes/{uuid}")
+    return doc
+
+
+def add_subresource_links(doc: dict[str, Any], base: str) -> None:
+    uuid = doc["uuid"]
+    doc["ports"] = links(base, f"nodes/{uuid}/ports")
+    doc["states"] = links(base, f"nodes/{uuid}/states")
+    doc["portgroups"] = links(base, f"nodes/{uuid}/portgroups")
+    doc["volume"] = links(base, f"nodes/{uuid}/volume")
+
+
+def shown_state(state: str, version: tuple[int, int]) -> str:
+    """Before API 1.39 Ironic showed `inspect wait` as `inspecting`."""
+    if state == states.INSPECTWAIT and version < (1, 39):
+        return states.INSPECTING
+    return state
+
+
+PORT_FIELDS = ("uuid", "address", "node_uuid", "pxe_enabled", "local_link_connection", "extra",
+               "physical_network", "created_at", "updated_at", "internal_info", "is_smartnic",
+               "portgroup_uuid", "name", "description", "vendor", "category")
+PORT_LIST_FIELDS = ("uuid", "address")
+_PORT_CONSTANT: dict[str, Any] = {"internal_info": {}, "is_smartnic": False,
+                                  "portgroup_uuid": None, "name": None, "description": None,
+                                  "vendor": None, "category": None}
+
+
+def port_doc(row: Mapping[str, Any], base: str, fields: Iterable[str]) -> dict[str, Any]:
+    doc: dict[str, Any] = {}
+    for f in fields:
+        if f in _PORT_CONSTANT:
+            doc[f] = _PORT_CONSTANT[f]
+        elif f in ("created_at", "updated_at"):
+            doc[f] = iso(row[f])
+        else:
+            doc[f] = row[f]
+    doc["links"] = links(base, f"ports/{row['uuid']}")
+    return doc
+
+
+def history_doc(row: Mapping[str, Any], base: str, node_uuid: str,
+                detail: bool) -> dict[str, Any]:
+    doc = {"uuid": row["uuid"], "created_at": iso(row["created_at"]),
+           "severity": row["severity"], "event": row["event"]}
+    if detail:
+        doc.update(event_type=row["event_type"], conductor=row["conductor"], user=None)
+    doc["links"] = links(base, f"nodes/{node_uuid}/history/{row['uuid']}")
+    return doc
+
+
+def parse_fields(raw: str | None, allowed: Iterable[str]) -> list[str] | None:
+    from ironsight.common.exceptions import Invalid
+
+    if raw is None:
+        return None
+    wanted = [f.strip() for f in raw.split(",") if f.strip()]
+    allowed_set = set(allowed)
+    bad = [f for f in wanted if f not in allowed_set]
+    if bad:
+        raise Invalid(f'Field(s) "{", ".join(bad)}" are not valid')
+    return wanted

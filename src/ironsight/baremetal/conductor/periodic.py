@@ -1,0 +1,233 @@
+"""Periodic work of the conductor. Each pass selects only the nodes that need work (by indexed
+state, reservation or sync age), so its cost follows those nodes, not the size of the fleet."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import os
+import socket
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sqlalchemy import and_, or_, select, update
+
+from ironsight.baremetal import states
+from ironsight.baremetal.conductor.manager import Conductor
+from ironsight.baremetal.conductor.task import NodeTask
+from ironsight.baremetal.db import api as dbapi
+from ironsight.baremetal.db.models import conductors, nodes
+from ironsight.common.exceptions import IronsightError, NodeLocked, NotFound
+
+LOG = logging.getLogger(__name__)
+
+# Where a node left by a dead conductor goes, and what it is told.
+_DEAD_CONDUCTOR_FAIL = {
+    states.VERIFYING: states.ENROLL,
+    states.INSPECTING: states.INSPECTFAIL,
+}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class PeriodicTasks:
+    def __init__(self, conductor: Conductor) -> None:
+        self.c = conductor
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        conf = self.c.conf.conductor
+        self._every(conf.heartbeat_interval, self.heartbeat, "heartbeat")
+        self._every(conf.heartbeat_interval, self.recover_dead_conductors, "recover")
+        self._every(conf.check_provision_state_interval, self.check_timeouts, "timeouts")
+        if conf.sync_power_state_interval > 0:
+            self._every(conf.sync_power_state_interval, self.sync_power_states, "power-sync")
+
+    def _every(self, interval: float, fn: Callable[[], Awaitable[Any]], name: str) -> None:
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval)
+                try:
+                    await fn()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    LOG.exception("Periodic task %s failed; it runs again in %.0f s",
+                                  name, interval)
+
+        self._tasks.append(asyncio.get_running_loop().create_task(loop(), name=name))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+
+    # --- liveness ---------------------------------------------------------------------------
+
+    async def register(self) -> None:
+        async with self.c.db.begin() as conn:
+            await dbapi.register_conductor(conn, self.c.name, socket.gethostname(), os.getpid(),
+                                           sorted(self.c.drivers))
+        await self.recover_dead_conductors()
+
+    async def unregister(self) -> None:
+        async with self.c.db.begin() as conn:
+            await dbapi.unregister_conductor(conn, self.c.name)
+            await conn.execute(update(nodes).where(nodes.c.reservation == self.c.name)
+                               .values(reservation=None))
+
+    async def heartbeat(self) -> None:
+        async with self.c.db.begin() as conn:
+            if not await dbapi.heartbeat(conn, self.c.name):
+                # Another replica declared us dead (we stalled): register again.
+                await dbapi.register_conductor(conn, self.c.name, socket.gethostname(),
+                                               os.getpid(), sorted(self.c.drivers))
+
+    async def recover_dead_conductors(self) -> int:
+        """Release locks held by conductors that stopped heartbeating or whose process is gone
+        (same host), and fail the actions they left half-done. Returns nodes recovered."""
+        deadline = dbapi.utcnow() - dt.timedelta(seconds=self.c.conf.conductor.heartbeat_timeout)
+        host = socket.gethostname()
+        async with self.c.db.begin() as conn:
+            dead = []
+            for row in await dbapi.list_conductors(conn):
+                if row["name"] == self.c.name:
+                    continue
+                if row["heartbeat_at"] < deadline or (
+                        row["hostname"] == host and not _pid_alive(row["pid"])):
+                    dead.append(row["name"])
+            for name in dead:
+                LOG.warning("Conductor %s is dead; releasing its node locks", name)
+                await dbapi.unregister_conductor(conn, name)
+            live = select(conductors.c.name)
+            orphaned = (await conn.execute(
+                select(nodes.c.id, nodes.c.uuid, nodes.c.reservation, nodes.c.provision_state,
+                       nodes.c.target_power_state)
+                .where(nodes.c.reservation.is_not(None), nodes.c.reservation.not_in(live))
+            )).mappings().all()
+            for orphan in orphaned:
+                await self._recover_node(conn, dict(orphan))
+        return len(orphaned)
+
+    async def _recover_node(self, conn: Any, row: dict[str, Any]) -> None:
+        values: dict[str, Any] = {"reservation": None}
+        msg = f"Conductor {row['reservation']} died while working on this node"
+        new_state = _DEAD_CONDUCTOR_FAIL.get(row["provision_state"])
+        if new_state is not None:
+            values.update(provision_state=new_state, target_provision_state=None,
+                          provision_updated_at=dbapi.utcnow(), last_error=msg)
+        if row["target_power_state"]:
+            values.update(target_power_state=None, last_error=msg)
+        await dbapi.update_node(conn, row["id"], values)
+        await dbapi.add_history(conn, row["id"], f"Lock released: {msg}", severity="WARNING",
+                                event_type="conductor", conductor=self.c.name)
+        LOG.warning("Node %s: lock of dead conductor %s released", row["uuid"], row["reservation"])
+
+    # --- provision state timeouts -----------------------------------------------------------
+
+    async def check_timeouts(self) -> int:
+        """Fail nodes waiting past their deadline. Only unlocked nodes are candidates: a
+        locked one has a live worker whose own calls are bounded."""
+        conf = self.c.conf.conductor
+        now = dbapi.utcnow()
+        limits = [(states.VERIFYING, conf.verify_timeout),
+                  (states.INSPECTING, conf.inspect_wait_timeout)]
+        if conf.inspect_wait_timeout > 0:
+            limits.append((states.INSPECTWAIT, conf.inspect_wait_timeout))
+        conds = [and_(nodes.c.provision_state == state,
+                      nodes.c.provision_updated_at < now - dt.timedelta(seconds=limit))
+                 for state, limit in limits if limit > 0]
+        if not conds:
+            return 0
+        async with self.c.db.read() as conn:
+            rows = (await conn.execute(
+                select(nodes.c.uuid, nodes.c.provision_state)
+                .where(nodes.c.reservation.is_(None), or_(*conds)).limit(500))).all()
+        failed = 0
+        for uuid, state in rows:
+            try:
+                task = await self.c.acquire(uuid)
+            except (NodeLocked, NotFound):
+                continue
+            try:
+                if task.node["provision_state"] == state:
+                    await self._time_out(task, state)
+                    failed += 1
+            finally:
+                await task.release()
+        return failed
+
+    async def _time_out(self, task: NodeTask, state: str) -> None:
+        if state == states.VERIFYING:
+            await task.transition("fail", last_error="Timeout reached while verifying the node")
+            return
+        driver = self.c.drivers.get(task.node["driver"])
+        aborter = getattr(driver.inspect, "abort", None) if driver and driver.inspect else None
+        if aborter is not None:
+            try:
+                await aborter(task.context)
+            except IronsightError as exc:
+                LOG.warning("Node %s: could not abort inspection after timeout: %s", task.uuid, exc)
+        await task.transition("fail", last_error="Timeout reached while inspecting the node. "
+                              "Please check the node's history and logs.")
+
+    # --- power state sync ---------------------------------------------------------------------
+
+    async def sync_power_states(self) -> int:
+        """Read the power state of the nodes synced longest ago (a bounded batch per pass) and
+        record changes made outside ironsight. Drivers without a real BMC are skipped."""
+        syncable = [name for name, drv in self.c.drivers.items()
+                    if getattr(drv.power, "syncable", True)]
+        if not syncable:
+            return 0
+        conf = self.c.conf.conductor
+        async with self.c.db.read() as conn:
+            uuids = (await conn.execute(
+                select(nodes.c.uuid)
+                .where(nodes.c.driver.in_(syncable), nodes.c.maintenance.is_(False),
+                       nodes.c.reservation.is_(None),
+                       nodes.c.provision_state.not_in((states.ENROLL, states.VERIFYING)))
+                .order_by(nodes.c.power_synced_at.is_not(None), nodes.c.power_synced_at)
+                .limit(conf.sync_power_state_batch))).scalars().all()
+        sem = asyncio.Semaphore(8)
+
+        async def one(uuid: str) -> None:
+            async with sem:
+                try:
+                    task = await self.c.acquire(uuid)
+                except (NodeLocked, NotFound):
+                    return
+                try:
+                    await self._sync_one(task)
+                finally:
+                    await task.release()
+
+        await asyncio.gather(*(one(u) for u in uuids))
+        return len(uuids)
+
+    async def _sync_one(self, task: NodeTask) -> None:
+        driver = self.c.driver_for(task.node)
+        now = time.time()
+        try:
+            state = await driver.power.get_power_state(task.context)
+        except IronsightError as exc:
+            LOG.warning("Node %s: power state sync failed: %s", task.uuid, exc)
+            await task.save(power_synced_at=now)
+            return
+        if state != task.node["power_state"]:
+            await task.save(f"Power state changed outside ironsight: "
+                            f"{task.node['power_state']} -> {state}", event_type="power",
+                            power_state=state, power_synced_at=now)
+        else:
+            await task.save(power_synced_at=now)

@@ -1,0 +1,287 @@
+"""Queries on the bare-metal service's tables. Every function takes an open connection, so
+callers decide the transaction; nothing here commits."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid as uuidlib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ironsight.baremetal.db.models import conductors, history, nodes, ports
+from ironsight.common.exceptions import Conflict, InvalidParameterValue, NotFound
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def new_uuid() -> str:
+    return str(uuidlib.uuid4())
+
+
+def is_uuid_like(value: str) -> bool:
+    try:
+        return str(uuidlib.UUID(value)) == value.lower()
+    except ValueError:
+        return False
+
+
+Row = dict[str, Any]
+
+NODE_COLUMNS = {c.name: c for c in nodes.c}
+PORT_COLUMNS = {c.name: c for c in ports.c}
+
+
+def _duplicate(exc: IntegrityError, what: str, values: Row) -> Conflict:
+    text = str(exc.orig).lower()
+    if "name" in text and values.get("name"):
+        return Conflict(f"A node with name {values['name']} already exists.")
+    if "address" in text and values.get("address"):
+        return Conflict(f"A port with MAC address {values['address']} already exists.")
+    if "uuid" in text and values.get("uuid"):
+        return Conflict(f"A {what} with UUID {values['uuid']} already exists.")
+    return Conflict(f"Conflicting {what}: {exc.orig}")
+
+
+# --- nodes ----------------------------------------------------------------------------------
+
+
+# Statements built once: building SQLAlchemy constructs per request costs more than the query.
+_INSERT_NODE = insert(nodes)
+_INSERT_PORT = insert(ports)
+_INSERT_HISTORY = insert(history)
+_NODE_DEFAULTS: Row = {c.name: None for c in nodes.c if c.name != "id"}
+_PORT_DEFAULTS: Row = {c.name: None for c in ports.c if c.name != "id"}
+
+
+def _full_row(defaults: Row, values: Row) -> Row:
+    row = {**defaults, **values}
+    for key, value in row.items():
+        if value is None and key in _JSON_DEFAULTS:
+            row[key] = {}
+    return row
+
+
+_JSON_DEFAULTS = {"driver_info", "driver_internal_info", "properties", "extra",
+                  "instance_info", "local_link_connection"}
+
+
+async def create_node(conn: AsyncConnection, values: Row) -> Row:
+    row = _full_row(_NODE_DEFAULTS, {"created_at": utcnow(), "uuid": new_uuid(),
+                                     "maintenance": False, **values})
+    try:
+        result = await conn.execute(_INSERT_NODE, row)
+    except IntegrityError as exc:
+        raise _duplicate(exc, "node", row) from None
+    assert result.inserted_primary_key is not None
+    row["id"] = result.inserted_primary_key[0]
+    return row
+
+
+def _node_where(ident: str) -> Any:
+    if is_uuid_like(ident):
+        return nodes.c.uuid == ident.lower()
+    return nodes.c.name == ident
+
+
+async def get_node(conn: AsyncConnection, ident: str, columns: Sequence[Any] | None = None,
+                   *, for_update: bool = False) -> Row:
+    query = select(*(columns or nodes.c)).where(_node_where(ident))
+    if for_update and conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    row = (await conn.execute(query)).mappings().first()
+    if row is None:
+        raise NotFound(f"Node {ident} could not be found.")
+    return dict(row)
+
+
+async def get_node_by_id(conn: AsyncConnection, node_id: int) -> Row:
+    row = (await conn.execute(select(nodes).where(nodes.c.id == node_id))).mappings().first()
+    if row is None:
+        raise NotFound(f"Node {node_id} could not be found.")
+    return dict(row)
+
+
+async def _page(conn: AsyncConnection, table: Any, query: Any, conds: list[Any], *,
+                limit: int, marker: str | None, sort_key: str, sort_dir: str,
+                what: str) -> list[Row]:
+    """Keyset pagination: rows after `marker` in (sort_key, id) order, at most `limit`."""
+    sort_col = table.c[sort_key]
+    asc = sort_dir == "asc"
+    if marker is not None:
+        mrow = (await conn.execute(
+            select(table.c.id, sort_col).where(table.c.uuid == marker))).first()
+        if mrow is None:
+            raise InvalidParameterValue(f"marker: {what} {marker} could not be found.")
+        mid, mval = mrow
+        after_id = table.c.id > mid if asc else table.c.id < mid
+        if sort_key == "id":
+            conds.append(after_id)
+        elif mval is None:  # NULLs sort first ascending: everything non-NULL comes after
+            conds.append(or_(sort_col.is_not(None), and_(sort_col.is_(None), after_id)))
+        else:
+            conds.append(or_(sort_col > mval if asc else sort_col < mval,
+                             and_(sort_col == mval, after_id)))
+    if conds:
+        query = query.where(and_(*conds))
+    order = [sort_col.asc() if asc else sort_col.desc()]
+    if sort_key != "id":
+        order.append(table.c.id.asc() if asc else table.c.id.desc())
+    return [dict(r) for r in (await conn.execute(query.order_by(*order).limit(limit))).mappings()]
+
+
+async def list_nodes(conn: AsyncConnection, *, columns: Sequence[Any], filters: Row,
+                     limit: int, marker: str | None, sort_key: str, sort_dir: str) -> list[Row]:
+    conds = []
+    for key, value in filters.items():
+        if key == "associated":
+            col = nodes.c.instance_uuid
+            conds.append(col.is_not(None) if value else col.is_(None))
+        elif key == "reserved":
+            col = nodes.c.reservation
+            conds.append(col.is_not(None) if value else col.is_(None))
+        else:
+            conds.append(NODE_COLUMNS[key] == value)
+    return await _page(conn, nodes, select(*columns), conds, limit=limit, marker=marker,
+                       sort_key=sort_key, sort_dir=sort_dir, what="node")
+
+
+async def update_node(conn: AsyncConnection, node_id: int, values: Row) -> None:
+    values = {"updated_at": utcnow(), **values}
+    try:
+        await conn.execute(update(nodes).where(nodes.c.id == node_id).values(**values))
+    except IntegrityError as exc:
+        raise _duplicate(exc, "node", values) from None
+
+
+async def delete_node(conn: AsyncConnection, node_id: int) -> None:
+    await conn.execute(delete(ports).where(ports.c.node_id == node_id))
+    await conn.execute(delete(history).where(history.c.node_id == node_id))
+    await conn.execute(delete(nodes).where(nodes.c.id == node_id))
+
+
+async def count_nodes(conn: AsyncConnection) -> int:
+    return int((await conn.execute(select(func.count()).select_from(nodes))).scalar_one())
+
+
+# --- reservations (node locks) --------------------------------------------------------------
+
+
+async def reserve_node(conn: AsyncConnection, ident: str, owner: str) -> Row | None:
+    """Take the lock atomically; None when someone else holds it (or the node is gone)."""
+    result = await conn.execute(
+        update(nodes).where(_node_where(ident), nodes.c.reservation.is_(None))
+        .values(reservation=owner).returning(*nodes.c))
+    row = result.mappings().first()
+    return dict(row) if row is not None else None
+
+
+async def release_node(conn: AsyncConnection, node_id: int, owner: str) -> bool:
+    result = await conn.execute(
+        update(nodes).where(nodes.c.id == node_id, nodes.c.reservation == owner)
+        .values(reservation=None))
+    return bool(result.rowcount)
+
+
+# --- ports ----------------------------------------------------------------------------------
+
+
+async def create_port(conn: AsyncConnection, values: Row) -> Row:
+    row = _full_row(_PORT_DEFAULTS, {"created_at": utcnow(), "uuid": new_uuid(),
+                                     "pxe_enabled": True, **values})
+    try:
+        result = await conn.execute(_INSERT_PORT, row)
+    except IntegrityError as exc:
+        raise _duplicate(exc, "port", row) from None
+    assert result.inserted_primary_key is not None
+    row["id"] = result.inserted_primary_key[0]
+    return row
+
+
+def _port_select(columns: Sequence[Any] | None) -> Any:
+    cols = list(columns) if columns else list(ports.c)
+    return select(*cols, nodes.c.uuid.label("node_uuid")).join(
+        nodes, nodes.c.id == ports.c.node_id)
+
+
+async def get_port(conn: AsyncConnection, ident: str) -> Row:
+    if not is_uuid_like(ident):
+        raise NotFound(f"Port {ident} could not be found.")
+    row = (await conn.execute(_port_select(None).where(ports.c.uuid == ident.lower()))
+           ).mappings().first()
+    if row is None:
+        raise NotFound(f"Port {ident} could not be found.")
+    return dict(row)
+
+
+async def list_ports(conn: AsyncConnection, *, filters: Row, limit: int, marker: str | None,
+                     sort_key: str, sort_dir: str) -> list[Row]:
+    conds = [PORT_COLUMNS[key] == value for key, value in filters.items()]
+    return await _page(conn, ports, _port_select(None), conds, limit=limit, marker=marker,
+                       sort_key=sort_key, sort_dir=sort_dir, what="port")
+
+
+async def ports_of_nodes(conn: AsyncConnection, node_ids: Iterable[int]) -> list[Row]:
+    ids = list(node_ids)
+    if not ids:
+        return []
+    return [dict(r) for r in (await conn.execute(
+        _port_select(None).where(ports.c.node_id.in_(ids)).order_by(ports.c.id))).mappings()]
+
+
+async def update_port(conn: AsyncConnection, port_id: int, values: Row) -> None:
+    values = {"updated_at": utcnow(), **values}
+    try:
+        await conn.execute(update(ports).where(ports.c.id == port_id).values(**values))
+    except IntegrityError as exc:
+        raise _duplicate(exc, "port", values) from None
+
+
+async def delete_port(conn: AsyncConnection, port_id: int) -> None:
+    await conn.execute(delete(ports).where(ports.c.id == port_id))
+
+
+# --- history --------------------------------------------------------------------------------
+
+
+async def add_history(conn: AsyncConnection, node_id: int, event: str, *, severity: str = "INFO",
+                      event_type: str = "provisioning", conductor: str | None = None) -> None:
+    await conn.execute(_INSERT_HISTORY, {
+        "uuid": new_uuid(), "node_id": node_id, "created_at": utcnow(), "severity": severity,
+        "event_type": event_type, "event": event, "conductor": conductor})
+
+
+async def list_history(conn: AsyncConnection, node_id: int, limit: int = 1000) -> list[Row]:
+    query = (select(history).where(history.c.node_id == node_id)
+             .order_by(history.c.id.asc()).limit(limit))
+    return [dict(r) for r in (await conn.execute(query)).mappings()]
+
+
+# --- conductors -----------------------------------------------------------------------------
+
+
+async def register_conductor(conn: AsyncConnection, name: str, hostname: str, pid: int,
+                             drivers: list[str]) -> None:
+    now = utcnow()
+    await conn.execute(delete(conductors).where(conductors.c.name == name))
+    await conn.execute(insert(conductors).values(
+        name=name, hostname=hostname, pid=pid, drivers=drivers, started_at=now, heartbeat_at=now))
+
+
+async def heartbeat(conn: AsyncConnection, name: str) -> bool:
+    result = await conn.execute(update(conductors).where(conductors.c.name == name)
+                                .values(heartbeat_at=utcnow()))
+    return bool(result.rowcount)
+
+
+async def unregister_conductor(conn: AsyncConnection, name: str) -> None:
+    await conn.execute(delete(conductors).where(conductors.c.name == name))
+
+
+async def list_conductors(conn: AsyncConnection) -> list[Row]:
+    return [dict(r) for r in (await conn.execute(select(conductors))).mappings()]

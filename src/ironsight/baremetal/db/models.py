@@ -1,0 +1,97 @@
+"""The bare-metal service's tables (SQLAlchemy Core: rows map straight to API documents)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+VERSION_TABLE = "alembic_version_baremetal"
+
+# Interface fields stored per node (Ironic keeps one column per interface).
+INTERFACE_FIELDS = ("boot_interface", "deploy_interface", "inspect_interface",
+                    "management_interface", "power_interface")
+
+nodes = Table(
+    "bm_nodes", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    Column("name", String(255), nullable=True, unique=True),
+    Column("driver", String(255), nullable=False),
+    Column("driver_info", JSON, nullable=False, default=dict),
+    Column("driver_internal_info", JSON, nullable=False, default=dict),
+    Column("properties", JSON, nullable=False, default=dict),
+    Column("extra", JSON, nullable=False, default=dict),
+    Column("instance_info", JSON, nullable=False, default=dict),
+    Column("instance_uuid", String(36), nullable=True),
+    Column("provision_state", String(15), nullable=False),
+    Column("target_provision_state", String(15), nullable=True),
+    Column("provision_updated_at", DateTime, nullable=True),
+    Column("power_state", String(15), nullable=True),
+    Column("target_power_state", String(15), nullable=True),
+    Column("power_synced_at", Float, nullable=True),
+    Column("maintenance", Boolean, nullable=False, default=False),
+    Column("maintenance_reason", Text, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("reservation", String(255), nullable=True),
+    Column("inspection_started_at", DateTime, nullable=True),
+    Column("inspection_finished_at", DateTime, nullable=True),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=True),
+    *(Column(name, String(255), nullable=True) for name in INTERFACE_FIELDS),
+    Index("bm_nodes_provision_state_idx", "provision_state", "provision_updated_at"),
+    Index("bm_nodes_reservation_idx", "reservation"),
+    Index("bm_nodes_power_sync_idx", "driver", "power_synced_at"),
+)
+
+ports = Table(
+    "bm_ports", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    Column("address", String(18), nullable=False, unique=True),
+    Column("node_id", Integer, ForeignKey("bm_nodes.id", ondelete="CASCADE"), nullable=False),
+    Column("pxe_enabled", Boolean, nullable=False, default=True),
+    Column("local_link_connection", JSON, nullable=False, default=dict),
+    Column("physical_network", String(64), nullable=True),
+    Column("extra", JSON, nullable=False, default=dict),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=True),
+    Index("bm_ports_node_idx", "node_id"),
+)
+
+history = Table(
+    "bm_node_history", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    Column("node_id", Integer, ForeignKey("bm_nodes.id", ondelete="CASCADE"), nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    Column("severity", String(10), nullable=False),
+    Column("event_type", String(32), nullable=False),
+    Column("event", Text, nullable=False),
+    Column("conductor", String(255), nullable=True),
+    Index("bm_history_node_idx", "node_id", "id"),
+)
+
+conductors = Table(
+    "bm_conductors", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("hostname", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("drivers", JSON, nullable=False, default=list),
+    Column("started_at", DateTime, nullable=False),
+    Column("heartbeat_at", DateTime, nullable=False),
+)

@@ -1,0 +1,160 @@
+"""The driver contract: hardware types made of power, management and inspect interfaces.
+
+Interfaces are async. Blocking work (pyghmi, which is synchronous) goes to a thread with
+`asyncio.to_thread`; subprocesses (ipmitool) and SSH use asyncio directly, so no driver call
+stalls the event loop. Every BMC call is bounded by a timeout and reports failure as a
+`DriverError` whose message an operator can act on (it lands in `last_error`).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ironsight.common.config import Config
+from ironsight.common.exceptions import InvalidParameterValue, MissingParameterValue
+
+BOOT_DEVICE_PXE = "pxe"
+BOOT_DEVICE_DISK = "disk"
+BOOT_DEVICES = (BOOT_DEVICE_PXE, BOOT_DEVICE_DISK)
+
+
+@dataclass(frozen=True)
+class NodeContext:
+    """What a driver sees of a node: identity and its (unmasked) driver_info."""
+
+    uuid: str
+    driver: str
+    driver_info: Mapping[str, Any]
+    power_state: str | None = None
+    name: str | None = None
+
+    def __str__(self) -> str:
+        return self.uuid
+
+
+class BaseInterface(abc.ABC):
+    """Interfaces are built once per conductor with the configuration."""
+
+    # driver_info keys this interface reads -> description (starts with "Required."/"Optional.")
+    properties: Mapping[str, str] = {}
+    # driver_info keys holding secrets, masked in API output and never logged
+    secret_properties: frozenset[str] = frozenset()
+
+    def __init__(self, conf: Config) -> None:
+        self.conf = conf
+
+    @abc.abstractmethod
+    def validate(self, node: NodeContext) -> None:
+        """Check driver_info without touching the hardware; raise InvalidParameterValue
+        or MissingParameterValue naming the field."""
+
+
+class PowerInterface(BaseInterface):
+    @abc.abstractmethod
+    async def get_power_state(self, node: NodeContext) -> str:
+        """'power on' or 'power off' (states.POWER_ON / POWER_OFF)."""
+
+    @abc.abstractmethod
+    async def set_power_state(self, node: NodeContext, target: str, timeout: float) -> None:
+        """Bring the node to `target` ('power on', 'power off' or 'rebooting') and return
+        once the BMC reports the new state (for 'rebooting': power on), or raise
+        PowerStateFailure within `timeout` seconds."""
+
+
+class ManagementInterface(BaseInterface):
+    def supported_boot_devices(self, node: NodeContext) -> list[str]:
+        return list(BOOT_DEVICES)
+
+    @abc.abstractmethod
+    async def set_boot_device(self, node: NodeContext, device: str,
+                              persistent: bool = False) -> None:
+        """Boot from `device` ('pxe' or 'disk') next time (or always, if persistent)."""
+
+    @abc.abstractmethod
+    async def get_boot_device(self, node: NodeContext) -> dict[str, Any]:
+        """{'boot_device': 'pxe'|'disk'|None, 'persistent': bool|None}"""
+
+
+class InspectInterface(BaseInterface):
+    @abc.abstractmethod
+    async def inspect_hardware(self, node: NodeContext) -> str:
+        """Start (or run) inspection; return the next provision state: 'manageable' when
+        done, 'inspect wait' when an outside service finishes it later."""
+
+
+@dataclass(frozen=True)
+class HardwareType:
+    """A named combination of interface classes; loaded through entry points."""
+
+    name: str
+    description: str
+    power: Callable[[Config], PowerInterface]
+    management: Callable[[Config], ManagementInterface]
+    inspect: Callable[[Config], InspectInterface] | None = None
+    interface_names: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Driver:
+    """A loaded hardware type: its interfaces, instantiated for this conductor."""
+
+    hw: HardwareType
+    power: PowerInterface
+    management: ManagementInterface
+    inspect: InspectInterface | None
+
+    @property
+    def name(self) -> str:
+        return self.hw.name
+
+    def interfaces(self) -> dict[str, BaseInterface]:
+        found: dict[str, BaseInterface] = {"power": self.power, "management": self.management}
+        if self.inspect is not None:
+            found["inspect"] = self.inspect
+        return found
+
+    def properties(self) -> dict[str, str]:
+        merged: dict[str, str] = {}
+        for iface in self.interfaces().values():
+            merged.update(iface.properties)
+        return merged
+
+    def secret_properties(self) -> frozenset[str]:
+        secrets: set[str] = set()
+        for iface in self.interfaces().values():
+            secrets |= iface.secret_properties
+        return frozenset(secrets)
+
+
+# --- helpers for driver_info parsing, shared by all drivers ---------------------------------
+
+
+def require(info: Mapping[str, Any], key: str) -> Any:
+    value = info.get(key)
+    if value is None or value == "":
+        raise MissingParameterValue(f"driver_info is missing the required field '{key}'")
+    return value
+
+
+def as_port(info: Mapping[str, Any], key: str, default: int) -> int:
+    raw = info.get(key, default)
+    try:
+        port = int(raw)
+    except (TypeError, ValueError):
+        raise InvalidParameterValue(
+            f"driver_info field '{key}' must be an integer, got {raw!r}") from None
+    if not 0 < port < 65536:
+        raise InvalidParameterValue(f"driver_info field '{key}' must be 1..65535, got {port}")
+    return port
+
+
+def as_str(info: Mapping[str, Any], key: str, default: str | None = None) -> str | None:
+    raw = info.get(key, default)
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise InvalidParameterValue(f"driver_info field '{key}' must be a string, got {raw!r}")
+    return raw

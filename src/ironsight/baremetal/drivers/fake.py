@@ -1,0 +1,71 @@
+"""Fake interfaces: instant and in memory, for tests and demos without any hardware.
+
+State lives in the interface instance (one per conductor), keyed by node UUID, so it survives
+between calls but not a conductor restart; a node first seen takes its recorded power state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ironsight.baremetal import states
+from ironsight.baremetal.drivers.base import (
+    BOOT_DEVICES,
+    InspectInterface,
+    ManagementInterface,
+    NodeContext,
+    PowerInterface,
+)
+from ironsight.common.config import Config
+from ironsight.common.exceptions import InvalidParameterValue
+
+_POWER_TARGETS = (states.POWER_ON, states.POWER_OFF, states.REBOOT)
+
+
+class FakePower(PowerInterface):
+    def __init__(self, conf: Config) -> None:
+        super().__init__(conf)
+        self.power_states: dict[str, str] = {}
+
+    def validate(self, node: NodeContext) -> None:
+        """Anything goes: the fake driver needs no driver_info."""
+
+    async def get_power_state(self, node: NodeContext) -> str:
+        return self.power_states.setdefault(node.uuid, node.power_state or states.POWER_OFF)
+
+    async def set_power_state(self, node: NodeContext, target: str, timeout: float) -> None:
+        if target not in _POWER_TARGETS:
+            raise InvalidParameterValue(
+                f"unsupported target power state {target!r}; expected one of "
+                f"{', '.join(_POWER_TARGETS)}")
+        # a reboot ends with the node on
+        self.power_states[node.uuid] = (
+            states.POWER_OFF if target == states.POWER_OFF else states.POWER_ON)
+
+
+class FakeManagement(ManagementInterface):
+    def __init__(self, conf: Config) -> None:
+        super().__init__(conf)
+        self.boot_devices: dict[str, dict[str, Any]] = {}
+
+    def validate(self, node: NodeContext) -> None:
+        """Anything goes: the fake driver needs no driver_info."""
+
+    async def set_boot_device(self, node: NodeContext, device: str,
+                              persistent: bool = False) -> None:
+        if device not in BOOT_DEVICES:
+            raise InvalidParameterValue(
+                f"unsupported boot device {device!r}; expected one of {', '.join(BOOT_DEVICES)}")
+        self.boot_devices[node.uuid] = {"boot_device": device, "persistent": persistent}
+
+    async def get_boot_device(self, node: NodeContext) -> dict[str, Any]:
+        return dict(self.boot_devices.get(node.uuid, {"boot_device": None, "persistent": None}))
+
+
+class FakeInspect(InspectInterface):
+    def validate(self, node: NodeContext) -> None:
+        """Anything goes: the fake driver needs no driver_info."""
+
+    async def inspect_hardware(self, node: NodeContext) -> str:
+        """Inspection 'succeeds' at once, finding nothing."""
+        return states.MANAGEABLE

@@ -1,0 +1,3 @@
+from ironsight.cli.main import main
+
+main()

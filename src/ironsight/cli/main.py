@@ -1,0 +1,25 @@
+"""The `ironsight` command: services, database, configuration and client commands."""
+
+from __future__ import annotations
+
+import click
+
+from ironsight import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ironsight")
+def cli() -> None:
+    """ironsight: in-band hardware inspection for bare-metal fleets."""
+
+
+def _register() -> None:
+    from ironsight.cli import client, server
+
+    server.register(cli)
+    client.register(cli)
+
+
+def main() -> None:
+    _register()
+    cli()

@@ -1,0 +1,249 @@
+"""Configuration: one INI file, typed and validated at start, with embedded defaults.
+
+Each section is a frozen dataclass; a field's metadata carries its help text (and, for secrets,
+`secret=True` so that nothing prints it). The loader rejects unknown sections and options and
+bad values with a message naming `[section] option`, so a typo never silently falls back to a
+default.
+"""
+
+from __future__ import annotations
+
+import configparser
+import dataclasses
+import os
+import socket
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ironsight.common.exceptions import ConfigError
+
+
+def opt(default: Any, help: str, *, choices: tuple[str, ...] | None = None,
+        minimum: float | None = None, secret: bool = False) -> Any:
+    """A config option: its default and its documentation, in one place."""
+    meta = {"help": help, "choices": choices, "minimum": minimum, "secret": secret}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def default_state_dir() -> str:
+    env = os.environ.get("IRONSIGHT_STATE_DIR")
+    if env:
+        return env
+    return str(Path.home() / ".local" / "state" / "ironsight")
+
+
+@dataclass(frozen=True)
+class DefaultSection:
+    host: str = opt(socket.gethostname(), "Name of this conductor, used in node reservations.")
+    state_dir: str = opt(
+        "", "Directory for the SQLite database and all other state. "
+        "Empty: $IRONSIGHT_STATE_DIR, else ~/.local/state/ironsight.")
+    debug: bool = opt(False, "Log at DEBUG level.")
+    log_file: str = opt("", "Log to this file instead of standard error.")
+
+
+@dataclass(frozen=True)
+class ApiSection:
+    host: str = opt("127.0.0.1", "Address the bare-metal API listens on.")
+    port: int = opt(6385, "Port the bare-metal API listens on.", minimum=1)
+    public_endpoint: str = opt(
+        "", "Base URL used in links in API responses. Empty: taken from each request.")
+    max_limit: int = opt(1000, "Largest number of items a list request returns.", minimum=1)
+    max_body_size: int = opt(
+        1048576, "Largest request body accepted, in bytes (larger: 413).", minimum=1024)
+
+
+@dataclass(frozen=True)
+class DatabaseSection:
+    connection: str = opt(
+        "", "SQLAlchemy URL of the database, e.g. postgresql+psycopg://user@host/db. "
+        "Empty: SQLite file ironsight.sqlite in the state directory.", secret=True)
+    pool_size: int = opt(10, "Connections kept open to PostgreSQL.", minimum=1)
+    sqlite_busy_timeout: int = opt(
+        10000, "Milliseconds SQLite waits for another process's write lock.", minimum=0)
+
+
+@dataclass(frozen=True)
+class ConductorSection:
+    enabled_hardware_types: list[str] = opt(
+        ["fake", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"], "Hardware types to load.")
+    workers_pool_size: int = opt(
+        64, "Long actions (power, verification, inspection start) run at once at most; "
+        "beyond that the API answers 503.", minimum=1)
+    heartbeat_interval: float = opt(10.0, "Seconds between conductor heartbeats.", minimum=0.1)
+    heartbeat_timeout: float = opt(
+        60.0, "A conductor silent for this long is dead; its node locks are released.",
+        minimum=1)
+    sync_power_state_interval: float = opt(
+        60.0, "Seconds between power-state syncs; 0 disables the sync.", minimum=0)
+    sync_power_state_batch: int = opt(
+        200, "Nodes whose power state one sync pass reads at most (oldest first).", minimum=1)
+    check_provision_state_interval: float = opt(
+        60.0, "Seconds between checks for nodes stuck past a deadline.", minimum=0.1)
+    verify_timeout: float = opt(
+        300.0, "Seconds a node may stay in 'verifying' before it fails back to enroll.",
+        minimum=1)
+    inspect_wait_timeout: float = opt(
+        1800.0, "Seconds a node may stay in 'inspect wait' before inspection fails; 0: never.",
+        minimum=0)
+    power_state_change_timeout: float = opt(
+        60.0, "Seconds to wait for a power state change to be reported by the BMC.", minimum=1)
+
+
+@dataclass(frozen=True)
+class DiscoverdSection:
+    enabled: bool = opt(False, "Enable in-band inspection through discoverd.")
+    service_url: str = opt(
+        "", "URL of discoverd's API, e.g. http://127.0.0.1:5050/v1 (no default).")
+    status_check_period: float = opt(
+        60.0, "Seconds between polls of discoverd for nodes in 'inspect wait'.", minimum=0.1)
+
+
+@dataclass(frozen=True)
+class IpmiSection:
+    ipmitool_path: str = opt("ipmitool", "The ipmitool program.")
+    command_timeout: float = opt(
+        10.0, "Seconds one ipmitool / pyghmi call may take before it is killed.", minimum=0.1)
+    retries: int = opt(2, "Retries of a failed IPMI call before it is reported.", minimum=0)
+    retry_interval: float = opt(1.0, "Seconds between IPMI retries.", minimum=0)
+
+
+@dataclass(frozen=True)
+class SshSection:
+    connect_timeout: float = opt(10.0, "Seconds to establish an SSH connection.", minimum=0.1)
+    command_timeout: float = opt(30.0, "Seconds one remote command may take.", minimum=0.1)
+    known_hosts: str = opt(
+        "", "known_hosts file used to check hypervisor host keys. Empty: host keys are not "
+        "checked (as Ironic's ssh driver did).")
+
+
+@dataclass(frozen=True)
+class Config:
+    DEFAULT: DefaultSection = field(default_factory=DefaultSection)
+    api: ApiSection = field(default_factory=ApiSection)
+    database: DatabaseSection = field(default_factory=DatabaseSection)
+    conductor: ConductorSection = field(default_factory=ConductorSection)
+    discoverd: DiscoverdSection = field(default_factory=DiscoverdSection)
+    ipmi: IpmiSection = field(default_factory=IpmiSection)
+    ssh: SshSection = field(default_factory=SshSection)
+
+    @property
+    def state_dir(self) -> Path:
+        return Path(self.DEFAULT.state_dir or default_state_dir()).expanduser()
+
+    @property
+    def database_url(self) -> str:
+        if self.database.connection:
+            return self.database.connection
+        return f"sqlite:///{self.state_dir / 'ironsight.sqlite'}"
+
+
+SECTIONS: dict[str, type] = {f.name: f.type for f in dataclasses.fields(Config)}  # type: ignore[misc]
+
+
+def _section_types() -> dict[str, type]:
+    hints = typing.get_type_hints(Config)
+    return {name: hints[name] for name in SECTIONS}
+
+
+def _convert(raw: str, annotation: Any, where: str, meta: dict[str, Any]) -> Any:
+    raw = raw.strip()
+    try:
+        if annotation is bool:
+            low = raw.lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise ValueError("expected true or false")
+        if annotation is int:
+            value: Any = int(raw)
+        elif annotation is float:
+            value = float(raw)
+        elif typing.get_origin(annotation) is list:
+            value = [item.strip() for item in raw.split(",") if item.strip()]
+        else:
+            value = raw
+    except ValueError as exc:
+        raise ConfigError(f"{where}: bad value {raw!r}: {exc}") from None
+    if meta.get("minimum") is not None and value < meta["minimum"]:
+        raise ConfigError(f"{where}: {value} is below the minimum {meta['minimum']}")
+    if meta.get("choices") and value not in meta["choices"]:
+        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(meta['choices'])}")
+    return value
+
+
+def _build_section(cls: type, values: dict[str, str], section: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, raw in values.items():
+        if key not in known:
+            raise ConfigError(f"[{section}] {key}: unknown option "
+                              f"(known: {', '.join(sorted(known))})")
+        kwargs[key] = _convert(raw, hints[key], f"[{section}] {key}", dict(known[key].metadata))
+    return cls(**kwargs)
+
+
+def load(path: str | os.PathLike[str] | None = None,
+         overrides: dict[str, dict[str, str]] | None = None) -> Config:
+    """Read and validate a config file; no file means the embedded defaults."""
+    parser = configparser.ConfigParser(default_section="\x00none", interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                parser.read_file(fh)
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+        except configparser.Error as exc:
+            raise ConfigError(f"config file {path}: {exc}") from None
+    for section, values in (overrides or {}).items():
+        if not parser.has_section(section):
+            parser.add_section(section)
+        for key, value in values.items():
+            parser.set(section, key, value)
+    types_ = _section_types()
+    built: dict[str, Any] = {}
+    for section in parser.sections():
+        if section not in types_:
+            raise ConfigError(f"[{section}]: unknown section (known: {', '.join(types_)})")
+        built[section] = _build_section(types_[section], dict(parser.items(section)), section)
+    return Config(**built)
+
+
+def _type_name(annotation: Any) -> str:
+    if typing.get_origin(annotation) is list:
+        return "list of strings, comma-separated"
+    if isinstance(annotation, types.GenericAlias):
+        return str(annotation)
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def sample() -> str:
+    """Every option with its type, default and help, as a commented INI file."""
+    lines: list[str] = []
+    for section, cls in _section_types().items():
+        lines.append(f"[{section}]")
+        hints = typing.get_type_hints(cls)
+        defaults = cls()
+        for f in dataclasses.fields(cls):
+            meta = f.metadata
+            lines.append(f"# {meta['help']}")
+            extra = f" (one of: {', '.join(meta['choices'])})" if meta.get("choices") else ""
+            lines.append(f"# Type: {_type_name(hints[f.name])}{extra}")
+            value = getattr(defaults, f.name)
+            if isinstance(value, list):
+                value = ",".join(value)
+            elif isinstance(value, bool):
+                value = str(value).lower()
+            if section == "DEFAULT" and f.name == "host":
+                value = "<this machine's hostname>"
+            lines.append(f"#{f.name} = {value}")
+            lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""Database engines shared by both services: SQLite (WAL) by default, PostgreSQL for scale-out.
+
+Each service owns its own tables; this module only knows how to open an async engine on a
+URL, and how to run a service's Alembic migrations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from ironsight.common.exceptions import ConfigError
+
+
+def _async_url(url: str) -> URL:
+    try:
+        parsed = make_url(url)
+    except Exception as exc:
+        raise ConfigError(f"[database] connection: not a database URL ({exc})") from None
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return parsed.set(drivername="sqlite+aiosqlite")
+    if backend == "postgresql":
+        return parsed.set(drivername="postgresql+psycopg")
+    raise ConfigError(f"[database] connection: unsupported database {backend!r} "
+                      "(use sqlite or postgresql+psycopg)")
+
+
+def sync_url(url: str) -> URL:
+    """The URL for synchronous use (Alembic)."""
+    parsed = _async_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return parsed.set(drivername="sqlite")
+    return parsed
+
+
+def is_sqlite(url: str) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def _sqlite_path(url: URL) -> Path | None:
+    if url.database and url.database != ":memory:":
+        return Path(url.database)
+    return None
+
+
+class Database:
+    """An async engine plus the transaction discipline each backend needs.
+
+    SQLite allows one writer: write transactions of this process are serialised by an
+    asyncio lock (so a read-then-write transaction never hits SQLITE_BUSY on upgrade), and
+    other processes are waited for with `busy_timeout`. PostgreSQL needs neither.
+    """
+
+    def __init__(self, url: str, *, pool_size: int = 10, busy_timeout_ms: int = 10000) -> None:
+        self.url = url
+        aurl = _async_url(url)
+        self.sqlite = aurl.get_backend_name() == "sqlite"
+        kwargs: dict[str, Any] = {}
+        if self.sqlite:
+            path = _sqlite_path(aurl)
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+        else:
+            kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+        self.engine: AsyncEngine = create_async_engine(aurl, **kwargs)
+        self._write_lock = asyncio.Lock()
+        if self.sqlite:
+            self._setup_sqlite(busy_timeout_ms)
+
+    def _setup_sqlite(self, busy_timeout_ms: int) -> None:
+        @event.listens_for(self.engine.sync_engine, "connect")
+        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            cur.close()
+
+    @asynccontextmanager
+    async def begin(self) -> AsyncIterator[AsyncConnection]:
+        """A write transaction: committed on success, rolled back on any error."""
+        if self.sqlite:
+            async with self._write_lock, self.engine.begin() as conn:
+                yield conn
+        else:
+            async with self.engine.begin() as conn:
+                yield conn
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A read-only connection (no write lock taken)."""
+        async with self.engine.connect() as conn:
+            yield conn
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+def run_migrations(url: str, script_location: str, version_table: str) -> None:
+    """Bring a service's tables to the newest revision (synchronous; run before serving)."""
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
+    surl = sync_url(url)
+    if surl.get_backend_name() == "sqlite":
+        path = _sqlite_path(surl)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", script_location)
+    cfg.attributes["url"] = surl
+    cfg.attributes["version_table"] = version_table
+    command.upgrade(cfg, "head")
+
+
+def current_revision(url: str, version_table: str) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+    from sqlalchemy import create_engine
+
+    engine = create_engine(sync_url(url))
+    try:
+        with engine.connect() as conn:
+            ctx = MigrationContext.configure(conn, opts={"version_table": version_table})
+            return ctx.get_current_revision()
+    finally:
+        engine.dispose()

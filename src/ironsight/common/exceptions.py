@@ -1,0 +1,80 @@
+"""Errors shared by both services; each carries the HTTP status the API answers with."""
+
+from __future__ import annotations
+
+
+class IronsightError(Exception):
+    """Base error: `code` is the HTTP status an API maps it to."""
+
+    code = 500
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(IronsightError):
+    """A bad configuration file or option; names the section and option."""
+
+
+class Invalid(IronsightError):
+    code = 400
+
+
+class InvalidParameterValue(Invalid):
+    pass
+
+
+class MissingParameterValue(Invalid):
+    pass
+
+
+class InvalidStateRequested(Invalid):
+    pass
+
+
+class NotFound(IronsightError):
+    code = 404
+
+
+class Conflict(IronsightError):
+    code = 409
+
+
+class NodeLocked(Conflict):
+    def __init__(self, node: str, host: str) -> None:
+        super().__init__(
+            f"Node {node} is locked by host {host}, please retry after the current "
+            "operation is completed."
+        )
+
+
+class NotAcceptable(IronsightError):
+    code = 406
+
+
+class NoFreeWorker(IronsightError):
+    code = 503
+
+
+class DriverError(IronsightError):
+    """A driver could not talk to the hardware (BMC, hypervisor)."""
+
+    code = 500
+
+
+class PowerStateFailure(DriverError):
+    pass
+
+
+class DriverLoadError(IronsightError):
+    code = 400
+
+
+class UnsupportedDriverExtension(Invalid):
+    pass

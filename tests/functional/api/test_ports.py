@@ -1,0 +1,59 @@
+"""Port resource."""
+
+from __future__ import annotations
+
+import httpx
+
+from .helpers import create_node, fault
+
+
+async def test_port_create_and_show(api: httpx.AsyncClient) -> None:
+    node = await create_node(api)
+    resp = await api.post("/v1/ports", json={"address": "52:54:00:AA:BB:01",
+                                             "node_uuid": node["uuid"], "pxe_enabled": False})
+    assert resp.status_code == 201, resp.text
+    port = resp.json()
+    assert port["address"] == "52:54:00:aa:bb:01"
+    shown = (await api.get(f"/v1/ports/{port['uuid']}")).json()
+    assert (shown["node_uuid"], shown["pxe_enabled"]) == (node["uuid"], False)
+
+
+async def test_ports_filter_by_address(api: httpx.AsyncClient) -> None:
+    node = await create_node(api)
+    for mac in ("52:54:00:00:00:01", "52:54:00:00:00:02"):
+        await api.post("/v1/ports", json={"address": mac, "node_uuid": node["uuid"]})
+    docs = (await api.get("/v1/ports?address=52:54:00:00:00:02")).json()["ports"]
+    assert [d["address"] for d in docs] == ["52:54:00:00:00:02"]
+
+
+async def test_node_ports_lists_only_that_node(api: httpx.AsyncClient) -> None:
+    a, b = await create_node(api), await create_node(api)
+    await api.post("/v1/ports", json={"address": "52:54:00:00:00:0a", "node_uuid": a["uuid"]})
+    await api.post("/v1/ports", json={"address": "52:54:00:00:00:0b", "node_uuid": b["uuid"]})
+    docs = (await api.get(f"/v1/nodes/{a['uuid']}/ports")).json()["ports"]
+    assert [d["address"] for d in docs] == ["52:54:00:00:00:0a"]
+
+
+async def test_port_patch_changes_pxe_enabled(api: httpx.AsyncClient) -> None:
+    node = await create_node(api)
+    port = (await api.post("/v1/ports", json={"address": "52:54:00:00:00:01",
+                                               "node_uuid": node["uuid"]})).json()
+    resp = await api.patch(f"/v1/ports/{port['uuid']}",
+                           json=[{"op": "replace", "path": "/pxe_enabled", "value": False}])
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["pxe_enabled"] is False
+
+
+async def test_port_delete(api: httpx.AsyncClient) -> None:
+    node = await create_node(api)
+    port = (await api.post("/v1/ports", json={"address": "52:54:00:00:00:01",
+                                               "node_uuid": node["uuid"]})).json()
+    assert (await api.delete(f"/v1/ports/{port['uuid']}")).status_code == 204
+    assert (await api.get(f"/v1/ports/{port['uuid']}")).status_code == 404
+
+
+async def test_port_for_missing_node_is_400(api: httpx.AsyncClient) -> None:
+    resp = await api.post("/v1/ports", json={"address": "52:54:00:00:00:01",
+                                             "node_uuid": "0b751d19-92e0-41ae-9a37-99bfd7c5121a"})
+    assert resp.status_code == 400
+    assert "node_uuid" in fault(resp)

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import httpx
+
+from .helpers import fault
+
+
+async def test_root_document_advertises_version_range(api: httpx.AsyncClient) -> None:
+    doc = (await api.get("/")).json()
+    assert doc["default_version"]["min_version"] == "1.1"
+    assert doc["default_version"]["version"] == "1.115"
+
+
+async def test_responses_carry_version_headers(api: httpx.AsyncClient) -> None:
+    resp = await api.get("/v1/nodes")
+    assert resp.headers["X-OpenStack-Ironic-API-Minimum-Version"] == "1.1"
+    assert resp.headers["X-OpenStack-Ironic-API-Maximum-Version"] == "1.115"
+    assert resp.headers["X-OpenStack-Ironic-API-Version"] == "1.115"
+    assert resp.headers["openstack-request-id"].startswith("req-")
+
+
+async def test_no_version_header_means_1_1(api: httpx.AsyncClient) -> None:
+    resp = await api.get("/v1/nodes", headers={"X-OpenStack-Ironic-API-Version": "1.1"})
+    assert resp.headers["X-OpenStack-Ironic-API-Version"] == "1.1"
+
+
+async def test_latest_resolves_to_maximum(api: httpx.AsyncClient) -> None:
+    resp = await api.get("/v1/nodes", headers={"X-OpenStack-Ironic-API-Version": "latest"})
+    assert resp.headers["X-OpenStack-Ironic-API-Version"] == "1.115"
+
+
+async def test_unsupported_version_is_406_with_range(api: httpx.AsyncClient) -> None:
+    resp = await api.get("/v1/nodes", headers={"X-OpenStack-Ironic-API-Version": "1.200"})
+    assert resp.status_code == 406
+    assert "The supported version range is: [1.1, 1.115]" in fault(resp)
+
+
+async def test_malformed_version_is_400(api: httpx.AsyncClient) -> None:
+    resp = await api.get("/v1/nodes", headers={"X-OpenStack-Ironic-API-Version": "one"})
+    assert resp.status_code == 400
+    assert "X-OpenStack-Ironic-API-Version" in fault(resp)
+
+
+async def test_unknown_path_is_404_in_ironic_envelope(api: httpx.AsyncClient) -> None:
+    resp = await api.get("/v1/nothing")
+    assert resp.status_code == 404
+    assert "could not be found" in fault(resp)
+
+
+async def test_drivers_lists_enabled_hardware_types(api: httpx.AsyncClient) -> None:
+    names = {d["name"] for d in (await api.get("/v1/drivers")).json()["drivers"]}
+    assert {"fake", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"} <= names
+
+
+async def test_driver_properties_describe_driver_info(api: httpx.AsyncClient) -> None:
+    props = (await api.get("/v1/drivers/pxe_ipmitool/properties")).json()
+    assert "ipmi_address" in props
+
+
+async def test_unknown_driver_is_404(api: httpx.AsyncClient) -> None:
+    assert (await api.get("/v1/drivers/nosuch")).status_code == 404

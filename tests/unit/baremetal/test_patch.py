@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import pytest
+
+from ironsight.baremetal.api.schemas import apply_patch, normalize_mac
+from ironsight.common.exceptions import Invalid
+
+DOC = {"name": "n1", "properties": {"cpus": 4}, "extra": {}}
+PATCHABLE = {"name", "properties", "extra"}
+
+
+def test_add_sets_nested_key() -> None:
+    out = apply_patch(DOC, [{"op": "add", "path": "/properties/memory_mb", "value": 1024}],
+                      PATCHABLE)
+    assert out["properties"] == {"cpus": 4, "memory_mb": 1024}
+
+
+def test_patch_does_not_change_the_input() -> None:
+    apply_patch(DOC, [{"op": "remove", "path": "/properties/cpus"}], PATCHABLE)
+    assert DOC["properties"] == {"cpus": 4}
+
+
+def test_remove_of_missing_key_is_refused() -> None:
+    with pytest.raises(Invalid, match="non-existent"):
+        apply_patch(DOC, [{"op": "remove", "path": "/properties/nope"}], PATCHABLE)
+
+
+def test_internal_attribute_is_refused_by_name() -> None:
+    with pytest.raises(Invalid, match="'/uuid' is an internal attribute"):
+        apply_patch(DOC, [{"op": "replace", "path": "/uuid", "value": "x"}], PATCHABLE)
+
+
+def test_unsupported_operation_is_refused() -> None:
+    with pytest.raises(Invalid, match="'move'"):
+        apply_patch(DOC, [{"op": "move", "path": "/name", "from": "/extra"}], PATCHABLE)
+
+
+def test_patch_must_be_a_list() -> None:
+    with pytest.raises(Invalid, match="non-empty list"):
+        apply_patch(DOC, {"op": "add"}, PATCHABLE)
+
+
+def test_escaped_slash_in_key() -> None:
+    out = apply_patch(DOC, [{"op": "add", "path": "/extra/a~1b", "value": 1}], PATCHABLE)
+    assert out["extra"] == {"a/b": 1}
+
+
+@pytest.mark.parametrize("mac", ["52:54:00:AA:bb:01", "52-54-00-aa-bb-01"])
+def test_mac_addresses_are_normalized(mac: str) -> None:
+    assert normalize_mac(mac) == "52:54:00:aa:bb:01"
+
+
+@pytest.mark.parametrize("mac", ["52:54:00:aa:bb", "zz:54:00:aa:bb:01", "", "5254.00aa.bb01"])
+def test_bad_mac_addresses_are_refused(mac: str) -> None:
+    with pytest.raises(ValueError, match="Expected a MAC address"):
+        normalize_mac(mac)

@@ -1,0 +1,711 @@
+"""Unit tests of `ironsight node|port|driver`: arguments -> requests, responses -> output.
+
+The CLI talks to an `httpx.MockTransport` backed by `FakeApi`, which records every request and
+answers from per-route queues; `--wait` polls a fake clock so no test sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+import httpx
+import pytest
+from click.testing import CliRunner, Result
+
+from ironsight.cli import client, http
+
+NODE_UUID = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
+NODE2_UUID = "5f8d1c2e-8a1b-4b34-9a1d-2f3c4d5e6f70"
+PORT_UUID = "9e3c1f0a-7b6d-4c5e-8f9a-0b1c2d3e4f50"
+BASE = http.DEFAULT_BAREMETAL_URL
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def ironic_error(status: int, faultstring: str) -> httpx.Response:
+    """An error the way Ironic sends it: the fault JSON-encoded inside `error_message`."""
+    fault = {"faultstring": faultstring, "faultcode": "Client", "debuginfo": None}
+    return httpx.Response(status, json={"error_message": json.dumps(fault)})
+
+
+def node_obj(**fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "uuid": NODE_UUID, "name": "demo-0", "driver": "fake", "power_state": "power off",
+        "target_power_state": None, "provision_state": "enroll",
+        "target_provision_state": None, "maintenance": False, "last_error": None,
+        "driver_info": {"ipmi_password": "******"}, "properties": {}, "extra": {},
+        "links": [{"href": f"{BASE}/v1/nodes/{NODE_UUID}", "rel": "self"}],
+    }
+    return {**base, **fields}
+
+
+class FakeApi:
+    """Answers (method, path) from queues (the last answer repeats); records requests."""
+
+    def __init__(self) -> None:
+        self.routes: dict[tuple[str, str], list[httpx.Response | Handler]] = {}
+        self.requests: list[httpx.Request] = []
+
+    def add(self, method: str, path: str, *answers: httpx.Response | Handler) -> None:
+        self.routes[(method, path)] = list(answers)
+
+    def json(self, method: str, path: str, *bodies: Any, status: int = 200) -> None:
+        self.add(method, path, *(httpx.Response(status, json=b) for b in bodies))
+
+    def accept(self, method: str, path: str) -> None:
+        self.add(method, path, httpx.Response(202))
+
+    def handler(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        queue = self.routes.get((request.method, request.url.path))
+        if not queue:
+            return ironic_error(404, f"No route {request.method} {request.url.path}")
+        answer = queue.pop(0) if len(queue) > 1 else queue[0]
+        return answer(request) if callable(answer) else answer
+
+    def sent(self, method: str | None = None, path: str | None = None) -> list[httpx.Request]:
+        return [r for r in self.requests
+                if (method is None or r.method == method) and (path is None or r.url.path == path)]
+
+    def body(self, method: str, path: str) -> Any:
+        (request,) = self.sent(method, path)
+        return json.loads(request.content)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def api() -> FakeApi:
+    return FakeApi()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def cli() -> click.Group:
+    group = click.Group("ironsight")
+    client.register(group)
+    return group
+
+
+@pytest.fixture
+def run(cli: click.Group, api: FakeApi, clock: FakeClock,
+        monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    monkeypatch.delenv("IRONSIGHT_URL", raising=False)
+
+    def invoke(*args: str, transport: httpx.BaseTransport | None = None,
+               env: dict[str, str] | None = None) -> Result:
+        runtime = client.Runtime(
+            transport=transport or httpx.MockTransport(api.handler),
+            sleep=clock.sleep, clock=clock, poll_interval=2.0,
+        )
+        return CliRunner().invoke(cli, list(args), obj=runtime, env=env)
+
+    return invoke
+
+
+def states(*pairs: tuple[str, str | None], **fields: Any) -> Iterator[httpx.Response]:
+    """Node bodies for a sequence of (provision_state, target_provision_state)."""
+    for state, target in pairs:
+        yield httpx.Response(200, json=node_obj(provision_state=state,
+                                                target_provision_state=target, **fields))
+
+
+# --- connection settings --------------------------------------------------------------------
+
+
+def test_requests_carry_the_ironic_microversion_header(run, api):
+    api.json("GET", f"/v1/nodes/{NODE_UUID}", node_obj())
+    run("node", "show", NODE_UUID)
+    assert api.requests[0].headers["X-OpenStack-Ironic-API-Version"] == "1.115"
+
+
+def test_default_url_is_the_local_bare_metal_api(run, api):
+    api.json("GET", "/v1/drivers", {"drivers": []})
+    run("driver", "list")
+    assert str(api.requests[0].url) == f"{BASE}/v1/drivers"
+
+
+def test_url_comes_from_the_environment(run, api):
+    api.json("GET", "/v1/drivers", {"drivers": []})
+    run("driver", "list", env={"IRONSIGHT_URL": "http://bm.example:7000/"})
+    assert str(api.requests[0].url) == "http://bm.example:7000/v1/drivers"
+
+
+def test_url_given_on_the_command_wins_over_the_group(run, api):
+    api.json("GET", "/v1/drivers", {"drivers": []})
+    run("driver", "--url", "http://group:1", "list", "--url", "http://command:2/v1")
+    assert str(api.requests[0].url) == "http://command:2/v1/drivers"
+
+
+def test_timeout_option_sets_the_http_timeout(run, api):
+    api.json("GET", "/v1/drivers", {"drivers": []})
+    run("driver", "list", "--timeout", "7")
+    assert api.requests[0].extensions["timeout"]["read"] == 7.0
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def test_api_error_prints_faultstring_and_status_and_exits_1(run, api):
+    api.add("GET", "/v1/nodes/nope", ironic_error(404, "Node nope could not be found."))
+    result = run("node", "show", "nope")
+    assert result.exit_code == 1
+    assert result.stderr == "Error: Node nope could not be found. (HTTP 404)\n"
+    assert result.stdout == ""
+
+
+def test_connection_refused_names_the_url_and_the_serve_command(run):
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    result = run("node", "list", "--url", "http://127.0.0.1:9",
+                 transport=httpx.MockTransport(refuse))
+    assert result.exit_code == 1
+    assert "http://127.0.0.1:9" in result.stderr
+    assert "is `ironsight serve` running?" in result.stderr
+
+
+def test_read_timeout_is_reported_with_the_timeout_used(run):
+    def hang(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    result = run("node", "list", "--timeout", "3", transport=httpx.MockTransport(hang))
+    assert result.exit_code == 1
+    assert f"no answer from {BASE} within 3 s" in result.stderr
+
+
+def test_decode_error_unwraps_the_double_encoded_error_message():
+    response = ironic_error(400, "Invalid driver nosuch.")
+    assert http.decode_error(response) == "Invalid driver nosuch."
+
+
+def test_decode_error_reads_the_version_negotiation_description():
+    inner = {"code": 406, "title": "Not Acceptable", "description": "Version 1.200 ..."}
+    response = httpx.Response(406, json={"error_message": json.dumps(inner)})
+    assert http.decode_error(response) == "Version 1.200 ..."
+
+
+def test_decode_error_reads_the_inspector_error_shape():
+    response = httpx.Response(400, json={"error": {"message": "Node is not in inspect wait"}})
+    assert http.decode_error(response) == "Node is not in inspect wait"
+
+
+def test_decode_error_falls_back_to_the_body_text():
+    assert http.decode_error(httpx.Response(502, text="Bad gateway\n")) == "Bad gateway"
+
+
+def test_decode_error_falls_back_to_the_reason_phrase_for_an_empty_body():
+    assert http.decode_error(httpx.Response(503)) == "Service Unavailable"
+
+
+def test_error_message_that_is_not_json_is_shown_as_is():
+    response = httpx.Response(500, json={"error_message": "plain words"})
+    assert http.decode_error(response) == "plain words"
+
+
+# --- node create / list / show ----------------------------------------------------------------
+
+
+def test_node_create_posts_driver_name_and_json_decoded_values(run, api):
+    api.json("POST", "/v1/nodes", node_obj(), status=201)
+    run("node", "create", "--driver", "fake", "--name", "demo-0",
+        "--driver-info", "ipmi_address=10.0.0.5", "--driver-info", "ipmi_port=623",
+        "--property", "cpus=4", "--property", "capabilities=boot_mode:uefi",
+        "--extra", 'tags=["a", "b"]')
+    assert api.body("POST", "/v1/nodes") == {
+        "driver": "fake", "name": "demo-0",
+        "driver_info": {"ipmi_address": "10.0.0.5", "ipmi_port": 623},
+        "properties": {"cpus": 4, "capabilities": "boot_mode:uefi"},
+        "extra": {"tags": ["a", "b"]},
+    }
+
+
+def test_node_create_sends_only_given_fields(run, api):
+    api.json("POST", "/v1/nodes", node_obj(), status=201)
+    run("node", "create", "--driver", "fake")
+    assert api.body("POST", "/v1/nodes") == {"driver": "fake"}
+
+
+def test_node_create_json_output_is_exactly_the_created_node(run, api):
+    created = node_obj()
+    api.json("POST", "/v1/nodes", created, status=201)
+    result = run("node", "create", "--driver", "fake", "-f", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == created
+
+
+def test_node_create_rejects_a_pair_without_equals_before_any_request(run, api):
+    result = run("node", "create", "--driver", "fake", "--property", "cpus")
+    assert result.exit_code == 2
+    assert "expected KEY=VALUE" in result.stderr
+    assert api.requests == []
+
+
+def test_node_list_follows_next_links_against_its_own_base_url(run, api):
+    first = {"nodes": [{"uuid": NODE_UUID}],
+             "next": f"http://public.example/v1/nodes?limit=1&marker={NODE_UUID}"}
+    api.json("GET", "/v1/nodes", first, {"nodes": [{"uuid": NODE2_UUID}]})
+    result = run("node", "list", "-f", "json")
+    assert json.loads(result.stdout) == [{"uuid": NODE_UUID}, {"uuid": NODE2_UUID}]
+    second = api.requests[1]
+    assert second.url.host == "127.0.0.1"
+    assert dict(second.url.params) == {"limit": "1", "marker": NODE_UUID}
+
+
+def test_node_list_keeps_filters_on_following_pages(run, api):
+    first = {"nodes": [{"uuid": NODE_UUID}], "next": f"{BASE}/v1/nodes?marker={NODE_UUID}"}
+    api.json("GET", "/v1/nodes", first, {"nodes": []})
+    run("node", "list", "--driver", "fake")
+    assert dict(api.requests[1].url.params) == {"driver": "fake", "marker": NODE_UUID}
+
+
+def test_node_list_with_limit_makes_one_request_and_ignores_next(run, api):
+    page = {"nodes": [{"uuid": NODE_UUID}], "next": f"{BASE}/v1/nodes?marker={NODE_UUID}"}
+    api.json("GET", "/v1/nodes", page)
+    result = run("node", "list", "--limit", "1", "-f", "json")
+    assert len(api.requests) == 1
+    assert api.requests[0].url.params["limit"] == "1"
+    assert json.loads(result.stdout) == [{"uuid": NODE_UUID}]
+
+
+def test_node_list_passes_state_and_driver_filters(run, api):
+    api.json("GET", "/v1/nodes", {"nodes": []})
+    run("node", "list", "--provision-state", "manageable", "--driver", "fake")
+    assert dict(api.requests[0].url.params) == {"provision_state": "manageable",
+                                                "driver": "fake"}
+
+
+def test_node_list_long_uses_the_detail_endpoint(run, api):
+    api.json("GET", "/v1/nodes/detail", {"nodes": [node_obj()]})
+    result = run("node", "list", "--long")
+    assert result.exit_code == 0
+    assert "Target Provision State" in result.stdout
+
+
+def test_node_list_table_shows_whole_uuids_and_names_verbatim(run, api):
+    api.json("GET", "/v1/nodes", {"nodes": [node_obj(name="rack[1]-node")]})
+    result = run("node", "list")
+    assert NODE_UUID in result.stdout
+    assert "rack[1]-node" in result.stdout
+
+
+def test_node_show_by_name_quotes_it_into_one_path_segment(run, api):
+    api.json("GET", "/v1/nodes/a/b", node_obj())  # FakeApi routes on the decoded path
+    run("node", "show", "a/b")
+    assert api.requests[0].url.raw_path == b"/v1/nodes/a%2Fb"
+
+
+def test_node_show_json_output_is_exactly_the_api_object(run, api):
+    api.json("GET", "/v1/nodes/demo-0", node_obj())
+    result = run("node", "show", "demo-0", "-f", "json")
+    assert json.loads(result.stdout) == node_obj()
+
+
+def test_format_can_be_given_on_the_group(run, api):
+    api.json("GET", "/v1/nodes/demo-0", node_obj())
+    result = run("node", "-f", "json", "show", "demo-0")
+    assert json.loads(result.stdout) == node_obj()
+
+
+def test_node_show_table_prints_masked_secrets_as_the_api_sent_them(run, api):
+    api.json("GET", "/v1/nodes/demo-0", node_obj())
+    result = run("node", "show", "demo-0")
+    assert '{"ipmi_password": "******"}' in result.stdout
+    assert "links" not in result.stdout
+
+
+# --- node set / unset / delete ----------------------------------------------------------------
+
+
+def test_node_set_builds_an_add_patch_for_each_field(run, api):
+    api.json("PATCH", "/v1/nodes/demo-0", node_obj())
+    result = run("node", "set", "demo-0", "--name", "demo-1", "--driver", "pxe_ipmitool",
+                 "--driver-info", "ipmi_address=10.0.0.5", "--property", "cpus=8",
+                 "--extra", "rack=r1")
+    assert result.exit_code == 0
+    assert api.body("PATCH", "/v1/nodes/demo-0") == [
+        {"op": "add", "path": "/name", "value": "demo-1"},
+        {"op": "add", "path": "/driver", "value": "pxe_ipmitool"},
+        {"op": "add", "path": "/driver_info/ipmi_address", "value": "10.0.0.5"},
+        {"op": "add", "path": "/properties/cpus", "value": 8},
+        {"op": "add", "path": "/extra/rack", "value": "r1"},
+    ]
+
+
+def test_node_set_maintenance_with_reason(run, api):
+    api.json("PATCH", "/v1/nodes/demo-0", node_obj())
+    run("node", "set", "demo-0", "--maintenance", "--reason", "bad disk")
+    assert api.body("PATCH", "/v1/nodes/demo-0") == [
+        {"op": "add", "path": "/maintenance", "value": True},
+        {"op": "add", "path": "/maintenance_reason", "value": "bad disk"},
+    ]
+
+
+def test_node_set_no_maintenance(run, api):
+    api.json("PATCH", "/v1/nodes/demo-0", node_obj())
+    run("node", "set", "demo-0", "--no-maintenance")
+    assert api.body("PATCH", "/v1/nodes/demo-0") == [
+        {"op": "add", "path": "/maintenance", "value": False}]
+
+
+def test_node_set_reason_without_maintenance_is_a_usage_error(run, api):
+    result = run("node", "set", "demo-0", "--reason", "why")
+    assert result.exit_code == 2
+    assert api.requests == []
+
+
+def test_node_set_with_nothing_to_set_is_a_usage_error(run, api):
+    result = run("node", "set", "demo-0")
+    assert result.exit_code == 2
+    assert "nothing to set" in result.stderr
+
+
+def test_node_set_escapes_slash_and_tilde_in_keys(run, api):
+    api.json("PATCH", "/v1/nodes/demo-0", node_obj())
+    run("node", "set", "demo-0", "--extra", "a/b~c=1")
+    assert api.body("PATCH", "/v1/nodes/demo-0")[0]["path"] == "/extra/a~1b~0c"
+
+
+def test_node_unset_builds_a_remove_patch(run, api):
+    api.json("PATCH", "/v1/nodes/demo-0", node_obj())
+    result = run("node", "unset", "demo-0", "--name", "--driver-info", "ipmi_port",
+                 "--property", "cpus", "--extra", "rack")
+    assert result.exit_code == 0
+    assert api.body("PATCH", "/v1/nodes/demo-0") == [
+        {"op": "remove", "path": "/name"},
+        {"op": "remove", "path": "/driver_info/ipmi_port"},
+        {"op": "remove", "path": "/properties/cpus"},
+        {"op": "remove", "path": "/extra/rack"},
+    ]
+
+
+def test_node_unset_with_nothing_to_unset_is_a_usage_error(run, api):
+    result = run("node", "unset", "demo-0")
+    assert result.exit_code == 2
+    assert api.requests == []
+
+
+def test_node_delete_deletes_every_node_given(run, api):
+    api.add("DELETE", "/v1/nodes/a", httpx.Response(204))
+    api.add("DELETE", "/v1/nodes/b", httpx.Response(204))
+    result = run("node", "delete", "a", "b")
+    assert result.exit_code == 0
+    assert [r.url.path for r in api.sent("DELETE")] == ["/v1/nodes/a", "/v1/nodes/b"]
+
+
+def test_node_delete_carries_on_past_a_failure_then_exits_1(run, api):
+    api.add("DELETE", "/v1/nodes/a", ironic_error(409, "Node a is locked by host h."))
+    api.add("DELETE", "/v1/nodes/b", httpx.Response(204))
+    result = run("node", "delete", "a", "b")
+    assert result.exit_code == 1
+    assert "Error: Node a is locked by host h. (HTTP 409)" in result.stderr
+    assert len(api.sent("DELETE", "/v1/nodes/b")) == 1
+
+
+# --- provision actions and --wait -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", ["manage", "provide", "inspect"])
+def test_provision_command_puts_its_verb_as_target(run, api, verb):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    result = run("node", verb, "demo-0")
+    assert result.exit_code == 0
+    assert api.body("PUT", "/v1/nodes/demo-0/states/provision") == {"target": verb}
+
+
+def test_provision_without_wait_does_not_poll(run, api):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    run("node", "manage", "demo-0")
+    assert api.sent("GET") == []
+
+
+def test_node_abort_puts_abort_target(run, api):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    result = run("node", "abort", "demo-0")
+    assert result.exit_code == 0
+    assert api.body("PUT", "/v1/nodes/demo-0/states/provision") == {"target": "abort"}
+
+
+def test_manage_wait_polls_until_the_target_state_clears(run, api, clock):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    api.add("GET", "/v1/nodes/demo-0", *states(
+        ("verifying", "manageable"), ("verifying", "manageable"), ("manageable", None)))
+    result = run("node", "manage", "demo-0", "--wait", "60")
+    assert result.exit_code == 0
+    assert len(api.sent("GET")) == 3
+    assert clock.sleeps == [2.0, 2.0]
+
+
+def test_wait_prints_one_progress_line_per_state_change_to_stderr(run, api):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    api.add("GET", "/v1/nodes/demo-0", *states(
+        ("verifying", "manageable"), ("verifying", "manageable"), ("manageable", None)))
+    result = run("node", "manage", "demo-0", "--wait", "60")
+    assert result.stderr.splitlines() == [
+        "node demo-0: provision state verifying (target manageable)",
+        "node demo-0: provision state manageable",
+    ]
+    assert result.stdout == ""
+
+
+def test_manage_wait_that_falls_back_to_enroll_exits_1_with_last_error(run, api):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    api.add("GET", "/v1/nodes/demo-0", *states(
+        ("verifying", "manageable"), ("enroll", None),
+        last_error="Missing driver_info: ipmi_address"))
+    result = run("node", "manage", "demo-0", "--wait", "60")
+    assert result.exit_code == 1
+    assert ("Error: node demo-0 ended in provision state 'enroll': "
+            "Missing driver_info: ipmi_address") in result.stderr
+
+
+def test_inspect_wait_that_ends_in_inspect_failed_exits_1(run, api):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    api.add("GET", "/v1/nodes/demo-0", *states(
+        ("inspect wait", "manageable"), ("inspect failed", None), last_error="Ramdisk error"))
+    result = run("node", "inspect", "demo-0", "--wait", "60")
+    assert result.exit_code == 1
+    assert "'inspect failed': Ramdisk error" in result.stderr
+
+
+def test_inspect_wait_keeps_waiting_through_inspect_wait(run, api):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    api.add("GET", "/v1/nodes/demo-0", *states(
+        ("inspecting", "manageable"), ("inspect wait", "manageable"), ("manageable", None)))
+    result = run("node", "inspect", "demo-0", "--wait", "60")
+    assert result.exit_code == 0
+
+
+def test_wait_times_out_and_exits_1(run, api, clock):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    api.add("GET", "/v1/nodes/demo-0", *states(("verifying", "manageable")))
+    result = run("node", "manage", "demo-0", "--wait", "5")
+    assert result.exit_code == 1
+    assert "timed out after 5 s waiting for node demo-0" in result.stderr
+    assert clock.sleeps == [2.0, 2.0, 1.0]
+
+
+def test_wait_zero_means_no_time_limit(run, api):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    slow = [("verifying", "manageable")] * 500 + [("manageable", None)]
+    api.add("GET", "/v1/nodes/demo-0", *states(*slow))
+    result = run("node", "manage", "demo-0", "--wait", "0")
+    assert result.exit_code == 0
+
+
+def test_wait_on_several_nodes_reports_each_and_fails_if_one_fails(run, api):
+    for name in ("a", "b"):
+        api.accept("PUT", f"/v1/nodes/{name}/states/provision")
+    api.add("GET", "/v1/nodes/a", *states(("verifying", "manageable"), ("manageable", None)))
+    api.add("GET", "/v1/nodes/b", *states(("verifying", "manageable"), ("enroll", None),
+                                          last_error="bad credentials"))
+    result = run("node", "manage", "a", "b", "--wait", "60")
+    assert result.exit_code == 1
+    assert "node a: provision state manageable" in result.stderr
+    assert "node b ended in provision state 'enroll': bad credentials" in result.stderr
+
+
+def test_failed_provision_request_is_not_waited_for(run, api):
+    api.add("PUT", "/v1/nodes/demo-0/states/provision", ironic_error(
+        400, 'The requested action "manage" can not be performed on node "demo-0" '
+             'while it is in state "available".'))
+    result = run("node", "manage", "demo-0", "--wait", "60")
+    assert result.exit_code == 1
+    assert "(HTTP 400)" in result.stderr
+    assert api.sent("GET") == []
+
+
+# --- power ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("action", "target"),
+                         [("on", "power on"), ("off", "power off"), ("reboot", "rebooting")])
+def test_power_command_puts_the_ironic_power_target(run, api, action, target):
+    api.accept("PUT", "/v1/nodes/demo-0/states/power")
+    result = run("node", "power", action, "demo-0")
+    assert result.exit_code == 0
+    assert api.body("PUT", "/v1/nodes/demo-0/states/power") == {"target": target}
+
+
+def test_power_on_wait_polls_until_target_power_state_clears(run, api):
+    api.accept("PUT", "/v1/nodes/demo-0/states/power")
+    api.json("GET", "/v1/nodes/demo-0",
+             node_obj(power_state="power off", target_power_state="power on"),
+             node_obj(power_state="power on", target_power_state=None))
+    result = run("node", "power", "on", "demo-0", "--wait", "30")
+    assert result.exit_code == 0
+    assert result.stderr.splitlines()[-1] == "node demo-0: power state power on"
+
+
+def test_power_wait_that_settles_in_the_wrong_state_exits_1(run, api):
+    api.accept("PUT", "/v1/nodes/demo-0/states/power")
+    api.json("GET", "/v1/nodes/demo-0",
+             node_obj(power_state="power off", target_power_state=None,
+                      last_error="IPMI timeout"))
+    result = run("node", "power", "on", "demo-0", "--wait", "30")
+    assert result.exit_code == 1
+    assert "ended in power state 'power off': IPMI timeout" in result.stderr
+
+
+# --- validate / boot device / history ---------------------------------------------------------
+
+
+VALIDATE = {"power": {"result": True, "reason": None},
+            "inspect": {"result": False, "reason": "inspection not supported"}}
+
+
+def test_node_validate_table_has_a_row_per_interface(run, api):
+    api.json("GET", "/v1/nodes/demo-0/validate", VALIDATE)
+    result = run("node", "validate", "demo-0")
+    lines = [line for line in result.stdout.splitlines() if "power" in line or "inspect" in line]
+    assert "False" in lines[0] and "inspection not supported" in lines[0]
+    assert "True" in lines[1]
+
+
+def test_node_validate_json_is_the_api_object(run, api):
+    api.json("GET", "/v1/nodes/demo-0/validate", VALIDATE)
+    result = run("node", "validate", "demo-0", "-f", "json")
+    assert json.loads(result.stdout) == VALIDATE
+
+
+def test_boot_device_set_puts_device_and_persistence(run, api):
+    api.add("PUT", "/v1/nodes/demo-0/management/boot_device", httpx.Response(204))
+    result = run("node", "boot-device", "set", "demo-0", "pxe", "--persistent")
+    assert result.exit_code == 0
+    assert api.body("PUT", "/v1/nodes/demo-0/management/boot_device") == {
+        "boot_device": "pxe", "persistent": True}
+
+
+def test_boot_device_set_rejects_an_unknown_device(run, api):
+    result = run("node", "boot-device", "set", "demo-0", "floppy")
+    assert result.exit_code == 2
+    assert api.requests == []
+
+
+def test_node_history_json_is_the_list_of_events(run, api):
+    events = [{"uuid": PORT_UUID, "created_at": "2024-01-01T00:00:00+00:00",
+               "severity": "INFO", "event": "manage: enroll -> verifying"}]
+    api.json("GET", "/v1/nodes/demo-0/history", {"history": events})
+    result = run("node", "history", "demo-0", "-f", "json")
+    assert json.loads(result.stdout) == events
+
+
+# --- ports ----------------------------------------------------------------------------------
+
+
+def port_obj(**fields: Any) -> dict[str, Any]:
+    return {"uuid": PORT_UUID, "address": "52:54:00:00:00:01", "node_uuid": NODE_UUID,
+            "pxe_enabled": True, "local_link_connection": {}, "extra": {}, **fields}
+
+
+def test_port_create_resolves_a_node_name_to_its_uuid(run, api):
+    api.json("GET", "/v1/nodes/demo-0", node_obj())
+    api.json("POST", "/v1/ports", port_obj(), status=201)
+    result = run("port", "create", "52:54:00:00:00:01", "--node", "demo-0")
+    assert result.exit_code == 0
+    assert api.body("POST", "/v1/ports") == {"address": "52:54:00:00:00:01",
+                                             "node_uuid": NODE_UUID}
+
+
+def test_port_create_with_a_node_uuid_does_not_look_the_node_up(run, api):
+    api.json("POST", "/v1/ports", port_obj(), status=201)
+    run("port", "create", "52:54:00:00:00:01", "--node", NODE_UUID)
+    assert api.sent("GET") == []
+
+
+def test_port_create_sends_pxe_flag_extra_and_local_link_connection(run, api):
+    api.json("POST", "/v1/ports", port_obj(), status=201)
+    run("port", "create", "52:54:00:00:00:01", "--node", NODE_UUID, "--no-pxe-enabled",
+        "--extra", "slot=2", "--local-link-connection", "switch_id=0a:1b:2c:3d:4e:5f",
+        "--local-link-connection", "port_id=Eth1/7")
+    assert api.body("POST", "/v1/ports") == {
+        "address": "52:54:00:00:00:01", "node_uuid": NODE_UUID, "pxe_enabled": False,
+        "extra": {"slot": 2},
+        "local_link_connection": {"switch_id": "0a:1b:2c:3d:4e:5f", "port_id": "Eth1/7"},
+    }
+
+
+def test_port_create_with_an_unknown_node_name_fails_without_posting(run, api):
+    api.add("GET", "/v1/nodes/ghost", ironic_error(404, "Node ghost could not be found."))
+    result = run("port", "create", "52:54:00:00:00:01", "--node", "ghost")
+    assert result.exit_code == 1
+    assert "Node ghost could not be found. (HTTP 404)" in result.stderr
+    assert api.sent("POST") == []
+
+
+def test_port_list_filters_by_node_and_address(run, api):
+    api.json("GET", "/v1/ports", {"ports": []})
+    run("port", "list", "--node", "demo-0", "--address", "52:54:00:00:00:01")
+    assert dict(api.requests[0].url.params) == {"node": "demo-0",
+                                                "address": "52:54:00:00:00:01"}
+
+
+def test_port_list_long_json_is_the_detail_list(run, api):
+    api.json("GET", "/v1/ports/detail", {"ports": [port_obj()]})
+    result = run("port", "list", "--long", "-f", "json")
+    assert json.loads(result.stdout) == [port_obj()]
+
+
+def test_port_show_by_uuid(run, api):
+    api.json("GET", f"/v1/ports/{PORT_UUID}", port_obj())
+    result = run("port", "show", PORT_UUID, "-f", "json")
+    assert json.loads(result.stdout) == port_obj()
+
+
+def test_port_show_by_address_queries_the_port_list(run, api):
+    api.json("GET", "/v1/ports/detail", {"ports": [port_obj()]})
+    result = run("port", "show", "--address", "52:54:00:00:00:01", "-f", "json")
+    assert json.loads(result.stdout) == port_obj()
+    assert api.requests[0].url.params["address"] == "52:54:00:00:00:01"
+
+
+def test_port_show_by_unknown_address_exits_1(run, api):
+    api.json("GET", "/v1/ports/detail", {"ports": []})
+    result = run("port", "show", "--address", "52:54:00:00:00:09")
+    assert result.exit_code == 1
+    assert "Port with address 52:54:00:00:00:09 could not be found." in result.stderr
+
+
+def test_port_delete_deletes_every_port_given(run, api):
+    api.add("DELETE", f"/v1/ports/{PORT_UUID}", httpx.Response(204))
+    result = run("port", "delete", PORT_UUID)
+    assert result.exit_code == 0
+    assert len(api.sent("DELETE", f"/v1/ports/{PORT_UUID}")) == 1
+
+
+# --- drivers --------------------------------------------------------------------------------
+
+
+DRIVERS = [{"name": "fake", "hosts": ["cond-1"], "type": "dynamic"},
+           {"name": "pxe_ipmitool", "hosts": ["cond-1", "cond-2"], "type": "dynamic"}]
+
+
+def test_driver_list_table_shows_names_and_hosts(run, api):
+    api.json("GET", "/v1/drivers", {"drivers": DRIVERS})
+    result = run("driver", "list")
+    assert "pxe_ipmitool" in result.stdout
+    assert "cond-1, cond-2" in result.stdout
+
+
+def test_driver_list_json_is_the_list_of_drivers(run, api):
+    api.json("GET", "/v1/drivers", {"drivers": DRIVERS})
+    result = run("driver", "list", "-f", "json")
+    assert json.loads(result.stdout) == DRIVERS

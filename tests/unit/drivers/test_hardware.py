@@ -1,0 +1,65 @@
+"""The hardware types, as the conductor loads them: through entry points, by name."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+import pytest
+
+from ironsight.baremetal.drivers.base import HardwareType, ManagementInterface, PowerInterface
+from ironsight.baremetal.drivers.fake import FakeInspect
+from ironsight.common import config
+
+
+def load(name: str) -> HardwareType:
+    (entry,) = entry_points(group="ironsight.hardware_types", name=name)
+    hardware = entry.load()
+    assert isinstance(hardware, HardwareType)
+    return hardware
+
+
+@pytest.mark.parametrize("name", ["fake", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"])
+def test_hardware_type_loads_by_its_name(name: str) -> None:
+    hardware = load(name)
+    assert hardware.name == name
+    conf = config.load()
+    assert isinstance(hardware.power(conf), PowerInterface)
+    assert isinstance(hardware.management(conf), ManagementInterface)
+
+
+def test_fake_has_fake_inspection() -> None:
+    fake = load("fake")
+    assert fake.inspect is FakeInspect
+    assert fake.interface_names["inspect"] == "fake"
+    assert set(fake.interface_names.values()) == {"fake"}
+
+
+@pytest.mark.parametrize(("name", "interface"), [
+    ("pxe_ipmitool", "ipmitool"), ("pxe_ipminative", "ipminative"), ("pxe_ssh", "ssh")])
+def test_real_types_name_their_interfaces(name: str, interface: str) -> None:
+    hardware = load(name)
+    assert hardware.inspect is None
+    assert hardware.interface_names == {"power": interface, "management": interface,
+                                        "boot": "pxe", "deploy": "fake",
+                                        "inspect": "no-inspect"}
+
+
+@pytest.mark.parametrize(("name", "secrets"), [
+    ("pxe_ipmitool", {"ipmi_password"}),
+    ("pxe_ipminative", {"ipmi_password"}),
+    ("pxe_ssh", {"ssh_password", "ssh_key_contents"}),
+])
+def test_secrets_are_declared_for_masking(name: str, secrets: set[str]) -> None:
+    hardware = load(name)
+    conf = config.load()
+    assert hardware.power(conf).secret_properties == secrets
+    assert hardware.management(conf).secret_properties == secrets
+
+
+@pytest.mark.parametrize("name", ["pxe_ipmitool", "pxe_ipminative", "pxe_ssh"])
+def test_every_property_says_if_it_is_required(name: str) -> None:
+    properties = load(name).power(config.load()).properties
+    assert properties
+    for key, text in properties.items():
+        assert key.split("_")[0] in ("ipmi", "ssh")
+        assert text.startswith(("Required.", "Optional."))
