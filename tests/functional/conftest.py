@@ -7,11 +7,15 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import create_engine, text
+
+PG_URL = os.environ.get("IRONSIGHT_TEST_PG_URL", "")
 
 
 def free_tcp_port() -> int:
@@ -58,6 +62,33 @@ class ServiceProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test session (dropped at the end)."""
+    if not PG_URL:
+        pytest.skip("IRONSIGHT_TEST_PG_URL is not set (make test sets it)")
+    url = fresh_pg_database(f"ironsight_test_{uuid.uuid4().hex[:8]}")
+    yield url
+    drop_pg_database(url)
+
+
+def fresh_pg_database(name: str) -> str:
+    """Create an empty database next to the test server's and return its URL."""
+    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return PG_URL.rsplit("/", 1)[0] + "/" + name
+
+
+def drop_pg_database(url: str) -> None:
+    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)'))
+    admin.dispose()
 
 
 @pytest.fixture(scope="module")

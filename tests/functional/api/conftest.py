@@ -3,8 +3,6 @@ through its HTTP API with httpx. Every test runs against SQLite and against Post
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,24 +13,7 @@ from sqlalchemy import create_engine, text
 from ironsight.baremetal.service import BaremetalService, upgrade_database
 from ironsight.common import config
 
-PG_URL = os.environ.get("IRONSIGHT_TEST_PG_URL", "")
 LATEST = {"X-OpenStack-Ironic-API-Version": "1.115"}
-
-
-@pytest.fixture(scope="session")
-def pg_database() -> Any:
-    """A fresh PostgreSQL database for this test session (dropped at the end)."""
-    if not PG_URL:
-        pytest.skip("IRONSIGHT_TEST_PG_URL is not set (make test sets it)")
-    name = f"ironsight_test_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(PG_URL.replace("+psycopg", "+psycopg"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = PG_URL.rsplit("/", 1)[0] + "/" + name
-    yield url
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -113,3 +113,21 @@ async def test_wrong_password_fails_verification(api: httpx.AsyncClient, bmc: An
     doc = await wait_for(api, node["uuid"], provision="enroll", timeout=30)
     assert doc["last_error"]
     assert "wrong-one" not in doc["last_error"]
+
+
+async def test_power_sync_records_a_change_made_outside(api: httpx.AsyncClient, bmc: Any,
+                                                        service: Any) -> None:
+    node = await create_node(api, driver="pxe_ipmitool", driver_info=info(bmc.port))
+    await manage(api, node["uuid"])
+    bmc.machine.power_on()  # someone pressed the button
+    assert await service.periodic.sync_power_states() == 1
+    doc = (await api.get(f"/v1/nodes/{node['uuid']}")).json()
+    assert doc["power_state"] == "power on"
+    history = (await api.get(f"/v1/nodes/{node['uuid']}/history")).json()["history"]
+    assert history[-1]["event"] == "Power state changed outside ironsight: power off -> power on"
+
+
+async def test_power_sync_skips_fake_nodes(api: httpx.AsyncClient, service: Any) -> None:
+    node = await create_node(api)
+    await manage(api, node["uuid"])
+    assert await service.periodic.sync_power_states() == 0

@@ -188,7 +188,7 @@ class PeriodicTasks:
         """Read the power state of the nodes synced longest ago (a bounded batch per pass) and
         record changes made outside ironsight. Drivers without a real BMC are skipped."""
         syncable = [name for name, drv in self.c.drivers.items()
-                    if getattr(drv.power, "syncable", True)]
+                    if drv.power.syncable]
         if not syncable:
             return 0
         conf = self.c.conf.conductor

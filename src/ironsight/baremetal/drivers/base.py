@@ -53,6 +53,10 @@ class BaseInterface(abc.ABC):
 
 
 class PowerInterface(BaseInterface):
+    # Whether the periodic power-state sync should read this interface (False when the
+    # stored state is the only truth, as for fake power).
+    syncable: bool = True
+
     @abc.abstractmethod
     async def get_power_state(self, node: NodeContext) -> str:
         """'power on' or 'power off' (states.POWER_ON / POWER_OFF)."""

@@ -23,6 +23,8 @@ _POWER_TARGETS = (states.POWER_ON, states.POWER_OFF, states.REBOOT)
 
 
 class FakePower(PowerInterface):
+    syncable = False  # the stored power state is the truth; nothing to read
+
     def __init__(self, conf: Config) -> None:
         super().__init__(conf)
         self.power_states: dict[str, str] = {}

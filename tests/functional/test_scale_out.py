@@ -1,0 +1,130 @@
+"""Several `ironsight serve` processes on one PostgreSQL share the nodes: locks are database
+reservations, and a replica that dies has its locks recovered by the others."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from .conftest import PG_URL, ServiceProcess, drop_pg_database, fresh_pg_database
+
+H = {"X-OpenStack-Ironic-API-Version": "1.115"}
+
+pytestmark = pytest.mark.skipif(not PG_URL, reason="IRONSIGHT_TEST_PG_URL is not set")
+
+
+@pytest.fixture
+def shared_db() -> Iterator[str]:
+    url = fresh_pg_database(f"ironsight_scale_{uuid.uuid4().hex[:8]}")
+    yield url
+    drop_pg_database(url)
+
+
+def replica(tmp_path: Path, name: str, db_url: str) -> ServiceProcess:
+    state = tmp_path / name
+    state.mkdir()
+    return ServiceProcess(state, extra_conf=(
+        f"[database]\nconnection = {db_url}\n"
+        f"[conductor]\nheartbeat_interval = 0.5\nheartbeat_timeout = 3\n"
+        "sync_power_state_interval = 0\n"
+        "[ipmi]\ncommand_timeout = 30\nretries = 0\n")).start()
+
+
+def silent_bmc_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def busy_node(url: str) -> dict[str, Any]:
+    """A node whose verification hangs on a silent BMC (30 s), holding its lock."""
+    node = httpx.post(f"{url}/v1/nodes", headers=H, json={
+        "driver": "pxe_ipmitool", "driver_info": {
+            "ipmi_address": "127.0.0.1", "ipmi_port": silent_bmc_port()}}).json()
+    resp = httpx.put(f"{url}/v1/nodes/{node['uuid']}/states/provision", headers=H,
+                     json={"target": "manage"})
+    assert resp.status_code == 202
+    return dict(node)
+
+
+def until(predicate: Any, timeout: float) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+def test_replicas_see_each_others_nodes(tmp_path: Path, shared_db: str) -> None:
+    a, b = replica(tmp_path, "a", shared_db), replica(tmp_path, "b", shared_db)
+    try:
+        node = httpx.post(f"{a.url}/v1/nodes", headers=H, json={"driver": "fake"}).json()
+        httpx.put(f"{b.url}/v1/nodes/{node['uuid']}/states/provision", headers=H,
+                  json={"target": "manage"})
+        until(lambda: httpx.get(f"{a.url}/v1/nodes/{node['uuid']}", headers=H)
+              .json()["provision_state"] == "manageable", 10)
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_lock_taken_by_one_replica_is_409_on_the_other(tmp_path: Path, shared_db: str) -> None:
+    a, b = replica(tmp_path, "a", shared_db), replica(tmp_path, "b", shared_db)
+    try:
+        node = busy_node(a.url)
+        resp = httpx.patch(f"{b.url}/v1/nodes/{node['uuid']}", headers=H,
+                           json=[{"op": "add", "path": "/extra/x", "value": 1}])
+        assert resp.status_code == 409
+        assert "is locked by host" in resp.text
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_killed_replica_releases_its_locks_through_the_survivor(tmp_path: Path,
+                                                                shared_db: str) -> None:
+    a, b = replica(tmp_path, "a", shared_db), replica(tmp_path, "b", shared_db)
+    try:
+        node = busy_node(a.url)
+        url = f"{b.url}/v1/nodes/{node['uuid']}"
+        assert httpx.get(url, headers=H).json()["provision_state"] == "verifying"
+        assert a.proc is not None
+        os.kill(a.proc.pid, signal.SIGKILL)  # no clean-up: the lock stays behind
+        a.proc.wait()
+        doc = until(lambda: (d := httpx.get(url, headers=H).json())["reservation"] is None
+                    and d, 15)
+        assert doc["provision_state"] == "enroll"
+        assert "died" in doc["last_error"]
+    finally:
+        a.stop()
+        b.stop()
+
+
+def test_restart_on_the_same_host_recovers_locks_at_once(tmp_path: Path,
+                                                         shared_db: str) -> None:
+    a = replica(tmp_path, "a", shared_db)
+    try:
+        node = busy_node(a.url)
+        assert a.proc is not None
+        os.kill(a.proc.pid, signal.SIGKILL)
+        a.proc.wait()
+        started = time.monotonic()
+        b = replica(tmp_path, "b", shared_db)  # same host: the dead pid is noticed at start
+        doc = httpx.get(f"{b.url}/v1/nodes/{node['uuid']}", headers=H).json()
+        assert doc["reservation"] is None
+        assert doc["provision_state"] == "enroll"
+        assert time.monotonic() - started < 10
+        b.stop()
+    finally:
+        a.stop()
