@@ -71,16 +71,21 @@ _JSON_DEFAULTS = {"driver_info", "driver_internal_info", "properties", "extra",
                   "instance_info", "local_link_connection"}
 
 
-async def create_node(conn: AsyncConnection, values: Row) -> Row:
-    row = _full_row(_NODE_DEFAULTS, {"created_at": utcnow(), "uuid": new_uuid(),
-                                     "maintenance": False, **values})
+async def _insert(conn: AsyncConnection, stmt: Any, defaults: Row, values: Row,
+                  what: str) -> Row:
+    row = _full_row(defaults, {"created_at": utcnow(), "uuid": new_uuid(), **values})
     try:
-        result = await conn.execute(_INSERT_NODE, row)
+        result = await conn.execute(stmt, row)
     except IntegrityError as exc:
-        raise _duplicate(exc, "node", row) from None
+        raise _duplicate(exc, what, row) from None
     assert result.inserted_primary_key is not None
     row["id"] = result.inserted_primary_key[0]
     return row
+
+
+async def create_node(conn: AsyncConnection, values: Row) -> Row:
+    return await _insert(conn, _INSERT_NODE, _NODE_DEFAULTS, {"maintenance": False, **values},
+                         "node")
 
 
 def _node_where(ident: str) -> Any:
@@ -192,15 +197,8 @@ async def release_node(conn: AsyncConnection, node_id: int, owner: str) -> bool:
 
 
 async def create_port(conn: AsyncConnection, values: Row) -> Row:
-    row = _full_row(_PORT_DEFAULTS, {"created_at": utcnow(), "uuid": new_uuid(),
-                                     "pxe_enabled": True, **values})
-    try:
-        result = await conn.execute(_INSERT_PORT, row)
-    except IntegrityError as exc:
-        raise _duplicate(exc, "port", row) from None
-    assert result.inserted_primary_key is not None
-    row["id"] = result.inserted_primary_key[0]
-    return row
+    return await _insert(conn, _INSERT_PORT, _PORT_DEFAULTS, {"pxe_enabled": True, **values},
+                         "port")
 
 
 def _port_select(columns: Sequence[Any] | None) -> Any:

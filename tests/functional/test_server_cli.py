@@ -1,0 +1,107 @@
+"""The service commands as an operator runs them: serve, db upgrade, config sample/check."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .conftest import PG_URL, drop_pg_database, fresh_pg_database
+
+
+def ironsight(*args: str, env: dict[str, str] | None = None,
+              timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ironsight.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def test_serve_refuses_an_unknown_option_naming_it(tmp_path: Path) -> None:
+    conf = tmp_path / "bad.conf"
+    conf.write_text("[api]\nprot = 6385\n")
+    proc = ironsight("serve", "--config-file", str(conf))
+    assert proc.returncode != 0
+    assert "[api] prot: unknown option" in proc.stderr
+
+
+def test_serve_refuses_a_bad_value_naming_it(tmp_path: Path) -> None:
+    conf = tmp_path / "bad.conf"
+    conf.write_text("[conductor]\nworkers_pool_size = many\n")
+    proc = ironsight("serve", "--config-file", str(conf))
+    assert proc.returncode != 0
+    assert "[conductor] workers_pool_size: bad value 'many'" in proc.stderr
+
+
+def test_config_sample_lists_every_section() -> None:
+    out = ironsight("config", "sample").stdout
+    for section in ("[DEFAULT]", "[api]", "[database]", "[conductor]", "[discoverd]", "[ipmi]",
+                    "[ssh]"):
+        assert section in out
+
+
+def test_config_check_accepts_the_sample(tmp_path: Path) -> None:
+    conf = tmp_path / "sample.conf"
+    conf.write_text(ironsight("config", "sample").stdout)
+    proc = ironsight("config", "check", "--config-file", str(conf))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_db_upgrade_on_sqlite_is_idempotent(tmp_path: Path) -> None:
+    env = {"IRONSIGHT_STATE_DIR": str(tmp_path)}
+    for _ in range(2):
+        proc = ironsight("db", "upgrade", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "bare-metal tables at revision 0001" in proc.stdout
+    assert (tmp_path / "ironsight.sqlite").exists()
+
+
+@pytest.mark.skipif(not PG_URL, reason="IRONSIGHT_TEST_PG_URL is not set")
+def test_db_upgrade_on_postgresql(tmp_path: Path) -> None:
+    url = fresh_pg_database(f"ironsight_upgrade_{os.getpid()}")
+    try:
+        conf = tmp_path / "pg.conf"
+        conf.write_text(f"[database]\nconnection = {url}\n")
+        proc = ironsight("db", "upgrade", "--config-file", str(conf))
+        assert proc.returncode == 0, proc.stderr
+        assert "revision 0001" in proc.stdout
+    finally:
+        drop_pg_database(url)
+
+
+def test_db_upgrade_with_unreachable_database_is_a_clear_error(tmp_path: Path) -> None:
+    conf = tmp_path / "pg.conf"
+    conf.write_text("[database]\nconnection = postgresql+psycopg://nobody@127.0.0.1:1/none\n")
+    proc = ironsight("db", "upgrade", "--config-file", str(conf))
+    assert proc.returncode != 0
+    assert "database upgrade failed" in proc.stderr
+
+
+def _port_busy(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.skipif(_port_busy(6385), reason="something already listens on 127.0.0.1:6385")
+def test_serve_without_config_uses_embedded_defaults(tmp_path: Path) -> None:
+    env = {**os.environ, "IRONSIGHT_STATE_DIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "ironsight.cli", "serve"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                doc = httpx.get("http://127.0.0.1:6385/", timeout=1).json()
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "service did not start on :6385"
+                time.sleep(0.1)
+        assert doc["default_version"]["version"] == "1.115"
+        assert (tmp_path / "ironsight.sqlite").exists()
+    finally:
+        proc.terminate()
+        assert proc.wait(15) == 0
