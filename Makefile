@@ -12,8 +12,10 @@ deps:
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install -q -U pip >/dev/null
-	@$(PY) -m pip install -q -e '.[test]'
+	@mkdir -p $(STATE)
+	@echo "installing Python packages into $(VENV) (log: $(STATE)/pip.log)"
+	@{ $(PY) -m pip install -q -U pip && $(PY) -m pip install -q -e '.[test]'; } \
+	  > $(STATE)/pip.log 2>&1 || { cat $(STATE)/pip.log; exit 1; }
 	@touch $@
 
 venv: deps $(VENV)/.installed
