@@ -14,10 +14,11 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from ironsight.cli import client, server
+    from ironsight.cli import client, introspection, server
 
     server.register(cli)
     client.register(cli)
+    introspection.register(cli)
 
 
 def main() -> None:

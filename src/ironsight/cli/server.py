@@ -39,48 +39,96 @@ def run(main: Any) -> None:
         uvloop.run(main)
 
 
-async def _serve(conf: configmod.Config) -> None:
+def _uvicorn(app: Any, host: str, port: int, debug: bool) -> Any:
     import uvicorn
 
-    from ironsight.baremetal.service import BaremetalService
-
-    svc = BaremetalService(conf)
-    await svc.start()
-    server = uvicorn.Server(uvicorn.Config(
-        svc.app, host=conf.api.host, port=conf.api.port, log_config=None,
-        access_log=conf.DEFAULT.debug, lifespan="off", server_header=False))
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None,
+                                           access_log=debug, lifespan="off",
+                                           server_header=False))
     # We own the signals: one handler stops every server of this process, then cleans up.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+    return server
+
+
+async def _serve(conf: configmod.Config, only: str | None) -> None:
+    """Run the bare-metal service and discoverd (or one of them) in one event loop."""
+    services: list[Any] = []
+    servers: list[Any] = []
+    if only in (None, "baremetal"):
+        from ironsight.baremetal.service import BaremetalService
+
+        bm = BaremetalService(conf)
+        services.append(bm)
+        servers.append((_uvicorn(bm.app, conf.api.host, conf.api.port, conf.DEFAULT.debug),
+                        "Bare-metal API", conf.api.host, conf.api.port))
+    if only == "discoverd" or (only is None and conf.introspection.enabled):
+        from ironsight.discoverd.service import DiscoverdService
+
+        di = DiscoverdService(conf)
+        services.append(di)
+        section = conf.introspection
+        servers.append((_uvicorn(di.app, section.host, section.port, conf.DEFAULT.debug),
+                        "discoverd API", section.host, section.port))
+    for svc in services:
+        await svc.start()
     loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        for server, *_ in servers:
+            server.should_exit = True
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, lambda: setattr(server, "should_exit", True))
-    LOG.info("Bare-metal API listening on http://%s:%d", conf.api.host, conf.api.port)
+        loop.add_signal_handler(sig, stop)
+    for _server, name, host, port in servers:
+        LOG.info("%s listening on http://%s:%d", name, host, port)
     try:
-        await server.serve()
+        results = await asyncio.gather(*(server.serve() for server, *_ in servers),
+                                       return_exceptions=True)
     finally:
-        await svc.stop()
-    if not server.started:
-        raise click.ClickException(
-            f"could not listen on {conf.api.host}:{conf.api.port} (is another service using it?)")
+        for svc in reversed(services):
+            await svc.stop()
+    for (server, name, host, port), result in zip(servers, results, strict=True):
+        if isinstance(result, BaseException) or not server.started:
+            raise click.ClickException(f"{name} could not listen on {host}:{port} "
+                                       "(is another service using it?)")
+
+
+def upgrade_all(conf: configmod.Config, only: str | None = None) -> list[str]:
+    """Create/upgrade the tables of the services that will run; returns what was done."""
+    from ironsight.baremetal.db.models import VERSION_TABLE as BM_TABLE
+    from ironsight.baremetal.service import upgrade_database as upgrade_bm
+    from ironsight.common.db import current_revision
+    from ironsight.discoverd.db.models import VERSION_TABLE as DI_TABLE
+    from ironsight.discoverd.service import upgrade_database as upgrade_di
+
+    done = []
+    try:
+        if only in (None, "baremetal"):
+            upgrade_bm(conf)
+            done.append("bare-metal tables at revision "
+                        f"{current_revision(conf.database_url, BM_TABLE)}")
+        if only in (None, "discoverd"):
+            upgrade_di(conf)
+            done.append("discoverd tables at revision "
+                        f"{current_revision(conf.discoverd_database_url, DI_TABLE)}")
+    except Exception as exc:
+        raise click.ClickException(f"database upgrade failed: {exc}") from None
+    return done
 
 
 def register(cli: click.Group) -> None:
     @cli.command()
     @config_file_option
-    def serve(config_file: str | None) -> None:
-        """Run the bare-metal service (API and conductor)."""
+    @click.option("--only", type=click.Choice(["baremetal", "discoverd"]), default=None,
+                  help="Run only one of the two services (default: both).")
+    def serve(config_file: str | None, only: str | None) -> None:
+        """Run the bare-metal service (API and conductor) and discoverd."""
         conf = _load(config_file)
         logs.setup(conf.DEFAULT.debug, conf.DEFAULT.log_file)
-        from ironsight.baremetal.service import upgrade_database
-
-        try:
-            upgrade_database(conf)
-        except Exception as exc:
-            raise click.ClickException(f"database upgrade failed: {exc}") from None
-        LOG.info("State directory: %s; database: %s", conf.state_dir,
-                 "sqlite" if conf.database_url.startswith("sqlite") else "postgresql")
+        upgrade_all(conf, only)
+        LOG.info("State directory: %s", conf.state_dir)
         with contextlib.suppress(KeyboardInterrupt):
-            run(_serve(conf))
+            run(_serve(conf, only))
 
     @cli.group()
     def db() -> None:
@@ -90,17 +138,8 @@ def register(cli: click.Group) -> None:
     @config_file_option
     def db_upgrade(config_file: str | None) -> None:
         """Create or upgrade the database tables to the newest revision."""
-        conf = _load(config_file)
-        from ironsight.baremetal.db.models import VERSION_TABLE
-        from ironsight.baremetal.service import upgrade_database
-        from ironsight.common.db import current_revision
-
-        try:
-            upgrade_database(conf)
-        except Exception as exc:
-            raise click.ClickException(f"database upgrade failed: {exc}") from None
-        rev = current_revision(conf.database_url, VERSION_TABLE)
-        click.echo(f"bare-metal tables at revision {rev}")
+        for line in upgrade_all(_load(config_file)):
+            click.echo(line)
 
     @cli.group("config")
     def config_group() -> None:

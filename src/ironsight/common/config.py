@@ -105,6 +105,73 @@ class DiscoverdSection:
 
 
 @dataclass(frozen=True)
+class IntrospectionSection:
+    """discoverd: the introspection service."""
+
+    enabled: bool = opt(True, "Run discoverd in `ironsight serve` (next to the bare-metal "
+                        "service).")
+    host: str = opt("127.0.0.1", "Address discoverd's API listens on.")
+    port: int = opt(5050, "Port discoverd's API listens on.", minimum=1)
+    public_endpoint: str = opt(
+        "", "Base URL used in links in discoverd's responses. Empty: taken from each request.")
+    connection: str = opt(
+        "", "SQLAlchemy URL of discoverd's own database. Empty: SQLite file discoverd.sqlite "
+        "in the state directory.", secret=True)
+    ironic_url: str = opt("http://127.0.0.1:6385",
+                          "URL of the bare-metal service's API that discoverd drives.")
+    ironic_auth_token: str = opt("", "Token sent to the bare-metal API (X-Auth-Token), if any.",
+                                 secret=True)
+    ironic_timeout: float = opt(30.0, "Seconds one bare-metal API call may take.", minimum=0.1)
+    ironic_retries: int = opt(
+        12, "Attempts of a bare-metal API call that answers 409 (node locked).", minimum=1)
+    ironic_retry_interval: float = opt(
+        1.0, "Seconds between attempts after a 409 from the bare-metal API.", minimum=0)
+    timeout: float = opt(
+        3600.0, "Seconds an introspection may take before it ends with 'Introspection "
+        "timeout'; 0: never.", minimum=0)
+    clean_up_period: float = opt(
+        60.0, "Seconds between checks for timed-out introspections.", minimum=0.1)
+    max_body_size: int = opt(
+        1048576, "Largest ramdisk callback accepted, in bytes, not counting `logs`.",
+        minimum=1024)
+    max_logs_size: int = opt(
+        10485760, "Largest `logs` field (base64) accepted in a callback, in bytes.", minimum=0)
+    ramdisk_logs_dir: str = opt(
+        "", "Where ramdisk logs are written (when an introspection fails, or always with "
+        "always_store_ramdisk_logs). Empty: ramdisk-logs in the state directory.")
+    always_store_ramdisk_logs: bool = opt(False, "Store ramdisk logs of successful runs too.")
+
+
+@dataclass(frozen=True)
+class ProcessingSection:
+    """How discoverd turns a ramdisk report into node properties and ports."""
+
+    processing_hooks: list[str] = opt(
+        ["ramdisk_error", "validate_interfaces", "root_disk_selection", "scheduler",
+         "capabilities", "ports"], "Processing hooks, run in this order (entry points in "
+        "the ironsight.processing_hooks group).")
+    overwrite_existing: bool = opt(
+        False, "Overwrite node properties that are already set (the seed's default: only "
+        "fill missing ones).")
+    power_off: bool = opt(True, "Power the node off once its data is processed.")
+    add_ports: str = opt("pxe", "Which NICs get a port: all, active (with an IP address), "
+                         "pxe (the PXE NIC; active when unknown) or disabled.",
+                         choices=("all", "active", "pxe", "disabled"))
+    keep_ports: str = opt("all", "Which existing ports to keep: all, present (NICs the "
+                          "ramdisk saw) or added (only the ones just added).",
+                          choices=("all", "present", "added"))
+    update_pxe_enabled: bool = opt(True, "Set pxe_enabled on ports from the PXE NIC.")
+    store_data: bool = opt(True, "Keep the raw and processed data, readable through the API.")
+    disk_partitioning_spacing: bool = opt(
+        True, "Report local_gb one GiB below the root disk's size (room for partitioning).")
+    boot_mode_capability: bool = opt(True, "Add boot_mode:<bios|uefi> to capabilities.")
+    cpu_flags: list[str] = opt(
+        ["vmx:cpu_vt", "svm:cpu_vt", "aes:cpu_aes", "pse:cpu_hugepages",
+         "pdpe1gb:cpu_hugepages_1g", "smx:cpu_txt"],
+        "CPU flag to capability map (flag:capability), each set to true when the flag shows.")
+
+
+@dataclass(frozen=True)
 class IpmiSection:
     ipmitool_path: str = opt("ipmitool", "The ipmitool program.")
     command_timeout: float = opt(
@@ -129,6 +196,8 @@ class Config:
     database: DatabaseSection = field(default_factory=DatabaseSection)
     conductor: ConductorSection = field(default_factory=ConductorSection)
     discoverd: DiscoverdSection = field(default_factory=DiscoverdSection)
+    introspection: IntrospectionSection = field(default_factory=IntrospectionSection)
+    processing: ProcessingSection = field(default_factory=ProcessingSection)
     ipmi: IpmiSection = field(default_factory=IpmiSection)
     ssh: SshSection = field(default_factory=SshSection)
 
@@ -141,6 +210,18 @@ class Config:
         if self.database.connection:
             return self.database.connection
         return f"sqlite:///{self.state_dir / 'ironsight.sqlite'}"
+
+    @property
+    def discoverd_database_url(self) -> str:
+        if self.introspection.connection:
+            return self.introspection.connection
+        return f"sqlite:///{self.state_dir / 'discoverd.sqlite'}"
+
+    @property
+    def ramdisk_logs_dir(self) -> Path:
+        if self.introspection.ramdisk_logs_dir:
+            return Path(self.introspection.ramdisk_logs_dir)
+        return self.state_dir / "ramdisk-logs"
 
 
 SECTIONS: dict[str, type] = {f.name: f.type for f in dataclasses.fields(Config)}  # type: ignore[misc]

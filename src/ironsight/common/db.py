@@ -133,3 +133,20 @@ def current_revision(url: str, version_table: str) -> str | None:
             return ctx.get_current_revision()
     finally:
         engine.dispose()
+
+
+def run_alembic_env(target_metadata: Any) -> None:
+    """Body of each service's Alembic env.py: the URL and version table come from the caller
+    (`run_migrations`), so no alembic.ini is needed."""
+    from alembic import context
+    from sqlalchemy import create_engine
+
+    config = context.config
+    engine = create_engine(config.attributes["url"])
+    with engine.connect() as connection:
+        context.configure(connection=connection, target_metadata=target_metadata,
+                          version_table=config.attributes["version_table"],
+                          render_as_batch=True)
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()

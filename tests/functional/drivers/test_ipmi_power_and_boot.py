@@ -135,6 +135,12 @@ async def test_one_time_disk_boot_is_read_back(driver: IpmiDriver,
         "boot_device": "disk", "persistent": False}
 
 
+async def test_no_boot_override_reads_as_no_device(driver: IpmiDriver,
+                                                   bmc_driver_info: dict[str, Any]) -> None:
+    assert await driver.management().get_boot_device(driver.node(bmc_driver_info)) == {
+        "boot_device": None, "persistent": None}
+
+
 # --- failures ----------------------------------------------------------------------------------
 
 
@@ -167,12 +173,8 @@ async def test_power_on_of_a_silent_bmc_is_a_power_state_failure(
     assert time.monotonic() - start < 2
 
 
-async def test_zz_no_override(driver: IpmiDriver, bmc_driver_info: dict[str, Any]) -> None:
-    assert await driver.management().get_boot_device(driver.node(bmc_driver_info)) == {
-        "boot_device": None, "persistent": None}
-
-
-async def test_zz_silent_other(driver: IpmiDriver, bmc_driver_info: dict[str, Any], free_udp_port: int) -> None:
+async def test_silent_bmc_does_not_disturb_calls_to_other_bmcs(
+        driver: IpmiDriver, bmc_driver_info: dict[str, Any], free_udp_port: int) -> None:
     power = driver.power(SHORT)
     with pytest.raises(DriverError):
         await power.get_power_state(driver.node({**bmc_driver_info, "ipmi_port": free_udp_port}))

@@ -1,4 +1,5 @@
-"""pxe_ipminative without a BMC: driver_info checks and refusals that need no network."""
+"""pxe_ipminative without a BMC: a BMC still busy with an unfinished pyghmi call. The
+driver_info checks and refusals it shares with pxe_ipmitool are in test_ipmi_interfaces.py."""
 
 from __future__ import annotations
 
@@ -11,50 +12,15 @@ from ironsight.baremetal import states
 from ironsight.baremetal.drivers import ipminative
 from ironsight.baremetal.drivers.base import NodeContext
 from ironsight.baremetal.drivers.ipmi_common import IpmiInfo
-from ironsight.baremetal.drivers.ipminative import NativeIpmiManagement, NativeIpmiPower
+from ironsight.baremetal.drivers.ipminative import NativeIpmiPower
 from ironsight.common import config
-from ironsight.common.exceptions import (
-    DriverError,
-    InvalidParameterValue,
-    MissingParameterValue,
-)
+from ironsight.common.exceptions import DriverError
 
 CONF = config.load(overrides={"ipmi": {"command_timeout": "0.5", "retries": "0"}})
 
 
 def node(**driver_info: Any) -> NodeContext:
     return NodeContext(uuid="node-1", driver="pxe_ipminative", driver_info=driver_info)
-
-
-def test_validate_names_missing_address() -> None:
-    with pytest.raises(MissingParameterValue, match="ipmi_address"):
-        NativeIpmiPower(CONF).validate(node(ipmi_username="admin"))
-
-
-def test_validate_names_bad_port() -> None:
-    with pytest.raises(InvalidParameterValue, match="ipmi_port"):
-        NativeIpmiManagement(CONF).validate(node(ipmi_address="10.0.0.5", ipmi_port="x"))
-
-
-def test_validate_accepts_the_ipmitool_driver_info() -> None:
-    NativeIpmiPower(CONF).validate(node(ipmi_address="10.0.0.5", ipmi_port=623,
-                                        ipmi_username="admin", ipmi_password="secret"))
-
-
-def test_password_is_declared_secret() -> None:
-    assert NativeIpmiPower(CONF).secret_properties == {"ipmi_password"}
-
-
-async def test_unknown_boot_device_is_refused_before_any_call() -> None:
-    with pytest.raises(InvalidParameterValue, match="cdrom"):
-        await NativeIpmiManagement(CONF).set_boot_device(node(ipmi_address="10.0.0.5"),
-                                                         "cdrom")
-
-
-async def test_unknown_power_target_is_refused() -> None:
-    with pytest.raises(InvalidParameterValue, match="standby"):
-        await NativeIpmiPower(CONF).set_power_state(node(ipmi_address="10.0.0.5"), "standby",
-                                                    timeout=1)
 
 
 async def test_bmc_still_busy_with_an_unfinished_call_fails_fast() -> None:

@@ -1,5 +1,6 @@
-"""pxe_ipmitool without a BMC: driver_info checks, the command line, output parsing, and the
-process handling, with a stand-in `ipmitool` script that records how it was called."""
+"""pxe_ipmitool without a BMC: the command line, output parsing, and the process handling,
+with a stand-in `ipmitool` script that records how it was called. The driver_info checks and
+refusals it shares with pxe_ipminative are in test_ipmi_interfaces.py."""
 
 from __future__ import annotations
 
@@ -22,12 +23,7 @@ from ironsight.baremetal.drivers.ipmitool import (
     parse_power_status,
 )
 from ironsight.common import config
-from ironsight.common.exceptions import (
-    DriverError,
-    InvalidParameterValue,
-    MissingParameterValue,
-    PowerStateFailure,
-)
+from ironsight.common.exceptions import DriverError, PowerStateFailure
 
 PASSWORD = "Sup3r-secret"
 INFO = {"ipmi_address": "10.0.0.5", "ipmi_port": 6230, "ipmi_username": "admin",
@@ -37,59 +33,6 @@ INFO = {"ipmi_address": "10.0.0.5", "ipmi_port": 6230, "ipmi_username": "admin",
 def node(**driver_info: Any) -> NodeContext:
     return NodeContext(uuid="1be26c0b-03f2-4d2e-ae87-c02d7f33c123", driver="pxe_ipmitool",
                        driver_info=driver_info)
-
-
-def power(**overrides: str) -> IpmitoolPower:
-    return IpmitoolPower(config.load(overrides={"ipmi": overrides}))
-
-
-# --- validate ----------------------------------------------------------------------------------
-
-
-def test_validate_accepts_complete_driver_info() -> None:
-    power().validate(node(**INFO))
-
-
-def test_validate_accepts_address_alone() -> None:
-    power().validate(node(ipmi_address="bmc.example.org"))
-
-
-def test_validate_names_missing_address() -> None:
-    with pytest.raises(MissingParameterValue, match="ipmi_address"):
-        power().validate(node(ipmi_username="admin"))
-
-
-def test_validate_names_address_that_is_not_a_string() -> None:
-    with pytest.raises(InvalidParameterValue, match="ipmi_address"):
-        power().validate(node(ipmi_address=["10.0.0.5"]))
-
-
-def test_validate_names_port_that_is_not_an_integer() -> None:
-    with pytest.raises(InvalidParameterValue, match="ipmi_port"):
-        power().validate(node(ipmi_address="10.0.0.5", ipmi_port="six"))
-
-
-def test_validate_names_port_out_of_range() -> None:
-    with pytest.raises(InvalidParameterValue, match="ipmi_port"):
-        power().validate(node(ipmi_address="10.0.0.5", ipmi_port=70000))
-
-
-def test_validate_names_bad_password_without_showing_it() -> None:
-    with pytest.raises(InvalidParameterValue, match="ipmi_password") as raised:
-        power().validate(node(ipmi_address="10.0.0.5", ipmi_password=987654321))
-    assert "987654321" not in str(raised.value)
-
-
-def test_management_validates_like_power() -> None:
-    management = IpmitoolManagement(config.load())
-    with pytest.raises(MissingParameterValue, match="ipmi_address"):
-        management.validate(node())
-
-
-def test_password_is_declared_secret() -> None:
-    assert power().secret_properties == {"ipmi_password"}
-    assert set(power().properties) == {"ipmi_address", "ipmi_port", "ipmi_username",
-                                       "ipmi_password"}
 
 
 # --- command line and environment --------------------------------------------------------------
@@ -272,13 +215,6 @@ async def test_power_state_never_reached_fails_within_the_timeout(tmp_path: Path
     assert time.monotonic() - start < 2
 
 
-async def test_unknown_target_power_state_is_refused(tmp_path: Path) -> None:
-    ipmitool = FakeIpmitool(tmp_path)
-    with pytest.raises(InvalidParameterValue, match="soft reboot"):
-        await IpmitoolPower(ipmitool.conf()).set_power_state(node(**INFO), "soft reboot", 5)
-    assert ipmitool.calls == []
-
-
 async def test_failure_names_the_bmc_and_carries_stderr(tmp_path: Path) -> None:
     ipmitool = FakeIpmitool(
         tmp_path, extra='echo "Error: Unable to establish IPMI v2 / RMCP+ session" >&2; exit 1')
@@ -339,11 +275,3 @@ async def test_one_time_boot_device_has_no_options(tmp_path: Path) -> None:
     ipmitool = FakeIpmitool(tmp_path)
     await IpmitoolManagement(ipmitool.conf()).set_boot_device(node(**INFO), "pxe")
     assert ipmitool.commands() == ["chassis bootdev pxe"]
-
-
-async def test_unknown_boot_device_is_refused(tmp_path: Path) -> None:
-    ipmitool = FakeIpmitool(tmp_path)
-    with pytest.raises(InvalidParameterValue, match="cdrom"):
-        await IpmitoolManagement(ipmitool.conf()).set_boot_device(node(**INFO), "cdrom")
-    assert ipmitool.calls == []
-

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
-from ironsight.baremetal.db.api import is_uuid_like
 from ironsight.common.exceptions import Invalid
+from ironsight.common.ids import is_uuid_like
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9\-._~]+$")
 _MAC_RE = re.compile(r"^([0-9a-fA-F]{2})([:-][0-9a-fA-F]{2}){5}$")

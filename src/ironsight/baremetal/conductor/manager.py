@@ -14,7 +14,6 @@ from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.conductor.task import NodeTask, acquire
-from ironsight.baremetal.conductor.workers import WorkerPool
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.drivers.base import BOOT_DEVICES, Driver, NodeContext
 from ironsight.common.config import Config
@@ -25,6 +24,7 @@ from ironsight.common.exceptions import (
     IronsightError,
     UnsupportedDriverExtension,
 )
+from ironsight.common.workers import WorkerPool
 
 LOG = logging.getLogger(__name__)
 

@@ -20,6 +20,7 @@ from ironsight.baremetal.conductor.task import NodeTask
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import conductors, nodes
 from ironsight.common.exceptions import IronsightError, NodeLocked, NotFound
+from ironsight.common.process import pid_alive
 
 LOG = logging.getLogger(__name__)
 
@@ -28,16 +29,6 @@ _DEAD_CONDUCTOR_FAIL = {
     states.VERIFYING: states.ENROLL,
     states.INSPECTING: states.INSPECTFAIL,
 }
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class PeriodicTasks:
@@ -105,7 +96,7 @@ class PeriodicTasks:
                 if row["name"] == self.c.name:
                     continue
                 if row["heartbeat_at"] < deadline or (
-                        row["hostname"] == host and not _pid_alive(row["pid"])):
+                        row["hostname"] == host and not pid_alive(row["pid"])):
                     dead.append(row["name"])
             for name in dead:
                 LOG.warning("Conductor %s is dead; releasing its node locks", name)

@@ -4,7 +4,6 @@ callers decide the transaction; nothing here commits."""
 from __future__ import annotations
 
 import datetime as dt
-import uuid as uuidlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -14,21 +13,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ironsight.baremetal.db.models import conductors, history, nodes, ports
 from ironsight.common.exceptions import Conflict, InvalidParameterValue, NotFound
+from ironsight.common.ids import is_uuid_like, new_uuid
 
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
-
-
-def new_uuid() -> str:
-    return str(uuidlib.uuid4())
-
-
-def is_uuid_like(value: str) -> bool:
-    try:
-        return str(uuidlib.UUID(value)) == value.lower()
-    except ValueError:
-        return False
 
 
 Row = dict[str, Any]

@@ -1,0 +1,73 @@
+"""`python -m ironsight.agent`: collect the inventory, then print it or post it.
+
+Exit codes: 0 posted (or printed), 1 could not post, 2 no callback URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from . import __version__, cmdline, document, post
+
+EXIT_OK, EXIT_POST_FAILED, EXIT_NO_URL = 0, 1, 2
+
+
+def parser(prog: str | None = None) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=prog or "ironsight-agent",
+        description="Collect this machine's hardware inventory (ironic-python-agent format) "
+                    "and post it to the inspection service.")
+    p.add_argument("--print", dest="print_only", action="store_true",
+                   help="print the document as indented JSON instead of posting it")
+    p.add_argument("--callback-url", metavar="URL",
+                   help="where to post (comma-separated URLs are tried in order); default: "
+                        "the kernel command line's " + ", ".join(cmdline.CALLBACK_KEYS))
+    p.add_argument("--root", default="/", metavar="DIR",
+                   help="read /proc, /sys and /dev under DIR (fixture trees); default: /")
+    p.add_argument("--retries", type=int, default=post.ATTEMPTS - 1, metavar="N",
+                   help="retries per URL after the first attempt (default: %(default)s)")
+    p.add_argument("--backoff", type=float, default=post.DELAY, metavar="SECONDS",
+                   help="first wait between attempts, doubled each time up to "
+                        f"{post.MAX_DELAY:g} s (default: %(default)s)")
+    p.add_argument("--timeout", type=float, default=post.TIMEOUT, metavar="SECONDS",
+                   help="timeout of one request (default: %(default)s)")
+    p.add_argument("--version", action="version", version=f"ironsight-agent {__version__}")
+    return p
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    args = parser(prog).parse_args(argv)
+    params = cmdline.read_params(args.root)
+    urls = cmdline.split_urls(args.callback_url or "") or cmdline.callback_urls(params)
+    if not urls and not args.print_only:
+        post.log("no callback URL: pass --callback-url or boot with "
+                 + "= or ".join(cmdline.CALLBACK_KEYS) + "=")
+        return EXIT_NO_URL
+    doc = document.build(args.root, params)
+    for warning in _strings(doc.get("warnings")):
+        post.log("warning: " + warning)
+    if doc.get("error"):
+        post.log(f"error: {doc['error']}")
+    if args.print_only:
+        print(json.dumps(doc, indent=2, sort_keys=False))
+        return EXIT_OK
+    return _deliver(json.dumps(doc).encode(), urls, args)
+
+
+def _deliver(body: bytes, urls: list[str], args: argparse.Namespace) -> int:
+    for url in urls:
+        post.log(f"posting {len(body)} bytes to {url}")
+        try:
+            reply = post.post(url, body, attempts=args.retries + 1, delay=args.backoff,
+                              timeout=args.timeout)
+        except post.PostError as exc:
+            post.log(str(exc))
+            continue
+        print(f"callback accepted by {url}: HTTP {reply.status} {reply.body}", flush=True)
+        return EXIT_OK
+    return EXIT_POST_FAILED
+
+
+def _strings(value: object) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []

@@ -1,0 +1,62 @@
+"""System identity: DMI vendor data, boot mode, hostname and BMC address."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from . import cmdline
+from .sysfs import is_live, join, read, run, which
+
+IPMITOOL_TIMEOUT = 10.0  # a wedged BMC must not hold the ramdisk
+_LAN_FIELD = re.compile(r"^(IP Address|MAC Address)\s*:\s*(\S+)\s*$", re.MULTILINE)
+
+
+def system_vendor(root: str = "/") -> dict[str, object]:
+    """DMI strings; `product_serial` and `product_uuid` are root-only (None otherwise)."""
+    def dmi(name: str) -> str | None:
+        return read(join(root, "sys/class/dmi/id/" + name)) or None
+
+    return {
+        "product_name": dmi("product_name"),
+        "serial_number": dmi("product_serial"),
+        "manufacturer": dmi("sys_vendor"),
+        "uuid": dmi("product_uuid"),
+        "firmware": {"vendor": dmi("bios_vendor"), "version": dmi("bios_version"),
+                     "build_date": dmi("bios_date")},
+    }
+
+
+def boot(root: str, params: dict[str, str]) -> dict[str, object]:
+    """`pxe_interface` is the MAC from `BOOTIF`, normalised (IPA sends BOOTIF raw)."""
+    uefi = os.path.isdir(join(root, "sys/firmware/efi"))
+    return {"current_boot_mode": "uefi" if uefi else "bios",
+            "pxe_interface": cmdline.bootif_mac(params.get("BOOTIF"))}
+
+
+def hostname(root: str = "/") -> str | None:
+    """The kernel's hostname (set from DHCP in the ramdisk); an unset one is None."""
+    name = read(join(root, "proc/sys/kernel/hostname"))
+    if name is None and is_live(root):
+        name = os.uname().nodename
+    return name if name and name not in ("(none)", "localhost") else None
+
+
+def bmc(root: str = "/") -> dict[str, str | None]:
+    """BMC addresses from `ipmitool lan print` (default channel) on the live system only.
+
+    IPv6 (`lan6 print`) is not queried: `bmc_v6address` is always None.
+    """
+    output = None
+    if is_live(root) and which("ipmitool"):
+        output = run(["ipmitool", "lan", "print"], timeout=IPMITOOL_TIMEOUT)
+    return parse_lan_print(output or "")
+
+
+def parse_lan_print(text: str) -> dict[str, str | None]:
+    fields = dict(_LAN_FIELD.findall(text))
+    address = fields.get("IP Address")
+    mac = fields.get("MAC Address")
+    return {"bmc_address": address if address and address != "0.0.0.0" else None,
+            "bmc_v6address": None,
+            "bmc_mac": mac.lower() if mac and mac != "00:00:00:00:00:00" else None}

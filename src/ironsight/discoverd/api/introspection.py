@@ -1,0 +1,141 @@
+"""`/v1/introspection`: start, status, list, abort, data and reapply."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.routing import Route
+
+from ironsight.common.exceptions import Invalid
+from ironsight.common.http import PayloadTooLarge
+from ironsight.common.ids import is_uuid_like
+from ironsight.discoverd import states
+from ironsight.discoverd.api.base import Ctx, endpoint
+from ironsight.discoverd.node_cache import Introspection
+
+_BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def _iso(value: dt.datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def status_doc(ctx: Ctx, intro: Introspection) -> dict[str, Any]:
+    return {"uuid": intro.uuid, "finished": intro.finished, "state": intro.state,
+            "error": intro.error, "started_at": _iso(intro.started_at),
+            "finished_at": _iso(intro.finished_at),
+            "links": [{"rel": "self",
+                       "href": f"{ctx.base_url}/v1/introspection/{intro.uuid}"}]}
+
+
+async def _uuid(ctx: Ctx) -> str:
+    """Path parameter as a node UUID: names are resolved through the bare-metal API."""
+    ident = ctx.request.path_params["node"]
+    if is_uuid_like(ident):
+        return ident.lower()
+    return str((await ctx.svc.ironic.get_node(ident))["uuid"])
+
+
+@endpoint
+async def start(ctx: Ctx) -> Any:
+    params = ctx.query({"manage_boot"})
+    manage_boot = True
+    if "manage_boot" in params:
+        ctx.require(13)
+        raw = params["manage_boot"].lower()
+        if raw not in _BOOLS:
+            raise Invalid(f"Invalid value for manage_boot: {params['manage_boot']!r} "
+                          "(true or false)")
+        manage_boot = _BOOLS[raw]
+    await ctx.svc.introspector.start(ctx.request.path_params["node"], manage_boot)
+    return 202, {}
+
+
+@endpoint
+async def status(ctx: Ctx) -> Any:
+    return 200, status_doc(ctx, await ctx.svc.cache.get(await _uuid(ctx)))
+
+
+@endpoint
+async def list_statuses(ctx: Ctx) -> Any:
+    params = ctx.query({"marker", "limit", "state", "uuid"})
+    max_limit = 1000
+    try:
+        limit = int(params.get("limit", "0"))
+    except ValueError:
+        raise Invalid(f"Invalid value for limit: {params['limit']!r}") from None
+    if limit < 0 or limit > max_limit:
+        raise Invalid(f"Invalid value for limit: {limit} (0 to {max_limit}; 0 means "
+                      f"{max_limit})")
+    limit = limit or max_limit
+    wanted = [s for s in params.get("state", "").split(",") if s]
+    bad = [s for s in wanted if s not in states.ALL]
+    if bad:
+        raise Invalid(f"Invalid state(s) {', '.join(bad)} (known: {', '.join(states.ALL)})")
+    if "uuid" in params:  # ironsight's batched status read (one request for many nodes)
+        uuids = [u.strip().lower() for u in params["uuid"].split(",") if u.strip()][:max_limit]
+        found = await ctx.svc.cache.get_many(uuids)
+        found = [i for i in found if not wanted or i.state in wanted]
+        return 200, {"introspection": [status_doc(ctx, i) for i in found]}
+    found = await ctx.svc.cache.list_recent(limit=limit, marker=params.get("marker"), state=wanted)
+    body: dict[str, Any] = {"introspection": [status_doc(ctx, i) for i in found]}
+    if len(found) == limit:
+        query = {**params, "marker": found[-1].uuid, "limit": str(limit)}
+        body["next"] = f"{ctx.base_url}/v1/introspection?{urlencode(query)}"
+    return 200, body
+
+
+@endpoint
+async def abort(ctx: Ctx) -> Any:
+    ctx.require(3)
+    await ctx.svc.introspector.abort(await _uuid(ctx))
+    return 202, {}
+
+
+@endpoint
+async def get_data(ctx: Ctx) -> Any:
+    ctx.require(1)
+    uuid = await _uuid(ctx)
+    await ctx.svc.cache.get(uuid)
+    return 200, await ctx.svc.cache.get_data(uuid, processed=True)
+
+
+@endpoint
+async def get_unprocessed(ctx: Ctx) -> Any:
+    ctx.require(17)
+    uuid = await _uuid(ctx)
+    await ctx.svc.cache.get(uuid)
+    return 200, await ctx.svc.cache.get_data(uuid, processed=False)
+
+
+@endpoint
+async def reapply(ctx: Ctx) -> Any:
+    ctx.require(4)
+    uuid = await _uuid(ctx)
+    body = await ctx.request.body()
+    data = None
+    if body.strip():
+        ctx.require(15)
+        limit = ctx.svc.conf.introspection.max_body_size
+        if len(body) > limit:
+            raise PayloadTooLarge(f"Request body is larger than the limit of {limit} bytes")
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            raise Invalid(f"Request body is not valid JSON: {exc}") from None
+    await ctx.svc.processor.reapply(uuid, data)
+    return 202, {}
+
+
+routes = [
+    Route("/v1/introspection", list_statuses, methods=["GET"]),
+    Route("/v1/introspection/{node}", start, methods=["POST"]),
+    Route("/v1/introspection/{node}", status, methods=["GET"]),
+    Route("/v1/introspection/{node}/abort", abort, methods=["POST"]),
+    Route("/v1/introspection/{node}/data", get_data, methods=["GET"]),
+    Route("/v1/introspection/{node}/data/unprocessed", get_unprocessed, methods=["GET"]),
+    Route("/v1/introspection/{node}/data/unprocessed", reapply, methods=["POST"]),
+]

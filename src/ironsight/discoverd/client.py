@@ -1,0 +1,485 @@
+"""Client library for discoverd's inspector-v1-compatible API (as `ironic_discoverd.client`).
+
+The bare-metal service and the CLI call it. Calls have a bounded timeout. Failures come in
+two kinds, so a caller can tell "discoverd is down" (`ServiceUnavailable`: no HTTP answer,
+retry later) from "discoverd said no" (`ClientError` with the HTTP status and the server's
+message).
+
+Connections: the module-level functions keep no global state; each one opens a short-lived
+connection and closes it. A caller that polls often (the conductor's periodic status check)
+should keep a `Client` (sync) or `AsyncClient` (asyncio), which pool connections until closed.
+
+Every operation is written once, as a generator that yields `_Call`s (an HTTP request) and
+`_Sleep`s and receives the decoded answers; `Client` and `AsyncClient` only run that
+generator with blocking or awaited I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, quote, urlsplit
+
+import httpx
+
+__version_info__ = (1, 0, 0)
+__version__ = ".".join(map(str, __version_info__))
+
+DEFAULT_URL = "http://127.0.0.1:5050/v1"
+DEFAULT_TIMEOUT = 10.0
+API_VERSION = "1.18"
+VERSION_HEADER = "X-OpenStack-Ironic-Inspector-API-Version"
+STATUS_CHUNK = 100  # UUIDs per batched status request: keeps the URL under ~4 KB
+DEFAULT_MAX_RETRIES = 3600
+
+T = TypeVar("T")
+Status = dict[str, Any]
+
+
+class ClientError(Exception):
+    """discoverd answered with an error (or, for the subclass, not at all)."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(f"{message} (HTTP {status_code})" if status_code else message)
+        self.message = message
+        self.status_code = status_code
+
+
+class ServiceUnavailable(ClientError):
+    """No HTTP answer: connection refused, timed out, reset... Worth retrying later."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, None)
+
+
+class WaitTimeoutError(Exception):
+    """`wait_for_finish` ran out of retries; `statuses` holds the last status of each node."""
+
+    def __init__(self, unfinished: list[str], statuses: dict[str, Status]) -> None:
+        super().__init__(
+            "timed out waiting for introspection to finish on: " + ", ".join(unfinished)
+        )
+        self.unfinished = unfinished
+        self.statuses = statuses
+
+
+# --- requests, answers and the operations ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Call:
+    method: str
+    path: str  # relative to the `/v1` base URL, segments already quoted
+    params: dict[str, str] = field(default_factory=dict)
+    body: Any = None
+    has_body: bool = False
+
+
+@dataclass(frozen=True)
+class _Sleep:
+    seconds: float
+
+
+_Op = Generator[_Call | _Sleep, Any, T]
+
+
+def normalize_url(base_url: str | None) -> str:
+    """`http://host:5050`, `.../`, `.../v1` and `.../v1/` all mean the same API root."""
+    url = (base_url or "").strip().rstrip("/") or DEFAULT_URL
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+def _check_ident(uuid: Any) -> str:
+    """Like the seed's client: a non-string would be formatted into a wrong URL silently."""
+    if not isinstance(uuid, str):
+        raise TypeError(f"expected a string for the node UUID, got {uuid!r}")
+    return uuid
+
+
+def _check_idents(uuids: Iterable[str]) -> list[str]:
+    """Strings only, without duplicates; a bare string would otherwise be split in chars."""
+    if isinstance(uuids, str | bytes):
+        raise TypeError(f"expected a list of node UUIDs, got the string {uuids!r}")
+    return list(dict.fromkeys(_check_ident(u) for u in uuids))
+
+
+def _node_path(uuid: str, *rest: str) -> str:
+    return "/".join(["introspection", quote(_check_ident(uuid), safe=""), *rest])
+
+
+def _decode_error(response: httpx.Response) -> str:
+    """`{"error": {"message": ...}}` (inspector), else the body text (seed-era plain text)."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        error = body.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        if isinstance(message, str) and message:
+            return message
+    return response.text.strip() or response.reason_phrase or "no error message"
+
+
+def _decode(response: httpx.Response) -> Any:
+    """The JSON body of a success (None when empty), or the error it carries."""
+    if response.is_error:
+        raise ClientError(_decode_error(response), response.status_code)
+    if not response.content:
+        return None
+    try:
+        return response.json()
+    except ValueError:
+        raise ClientError("the response is not JSON", response.status_code) from None
+
+
+def _unavailable(url: str, timeout: float, exc: httpx.TransportError) -> ServiceUnavailable:
+    if isinstance(exc, httpx.TimeoutException):
+        return ServiceUnavailable(f"no answer from discoverd at {url} within {timeout:g} s")
+    return ServiceUnavailable(f"cannot reach discoverd at {url}: {exc}")
+
+
+def _introspect(uuid: str, manage_boot: bool | None) -> _Op[None]:
+    params = {} if manage_boot is None else {"manage_boot": str(manage_boot).lower()}
+    yield _Call("POST", _node_path(uuid), params)
+
+
+def _get(path: str) -> _Op[Any]:
+    return (yield _Call("GET", path))
+
+
+def _post(path: str) -> _Op[None]:
+    yield _Call("POST", path)
+
+
+def _reapply(uuid: str, data: Mapping[str, Any] | None) -> _Op[None]:
+    path = _node_path(uuid, "data", "unprocessed")
+    yield _Call("POST", path, body=data, has_body=data is not None)
+
+
+def _pages(params: dict[str, str], follow: bool) -> _Op[list[Status]]:
+    """The statuses of `GET /introspection`, following `next` links when asked.
+
+    Only the query of a `next` link is used, against our own URL: the server may build links
+    from a public endpoint we do not reach it by. Our filters are kept in case the link drops
+    them; a link seen before ends the loop.
+    """
+    items: list[Status] = []
+    query, seen = params, set[str]()
+    while True:
+        page = yield _Call("GET", "introspection", query)
+        items.extend((page or {}).get("introspection", []))
+        link = (page or {}).get("next")
+        if not follow or not link or link in seen:
+            return items
+        seen.add(link)
+        query = {**params, **dict(parse_qsl(urlsplit(link).query))}
+
+
+def _list(marker: str | None, limit: int | None, state: str | Iterable[str] | None
+          ) -> _Op[list[Status]]:
+    params: dict[str, str] = {}
+    if marker is not None:
+        params["marker"] = _check_ident(marker)
+    if limit is not None:
+        params["limit"] = str(limit)
+    if state is not None:
+        params["state"] = state if isinstance(state, str) else ",".join(state)
+    items = yield from _pages(params, follow=limit is None)
+    return items if limit is None else items[:limit]
+
+
+def _statuses(uuids: Iterable[str]) -> _Op[dict[str, Status]]:
+    """Batched status, `STATUS_CHUNK` UUIDs a request; UUIDs discoverd does not know are absent.
+
+    The answer is filtered to the UUIDs asked for, in case a server ignores the `uuid` filter.
+    """
+    wanted = _check_idents(uuids)
+    found: dict[str, Status] = {}
+    for start in range(0, len(wanted), STATUS_CHUNK):
+        chunk = wanted[start:start + STATUS_CHUNK]
+        items = yield from _pages({"uuid": ",".join(chunk)}, follow=True)
+        found.update((s["uuid"], s) for s in items if s.get("uuid") in chunk)
+    return {u: found[u] for u in wanted if u in found}
+
+
+def _wait(uuids: Iterable[str], retry_interval: float, max_retries: int
+          ) -> _Op[dict[str, Status]]:
+    """Poll until every node is `finished` (which includes ended in error).
+
+    A node discoverd does not know is an error (404), not something to wait for.
+    """
+    pending = _check_idents(uuids)
+    done: dict[str, Status] = {}
+    last: dict[str, Status] = {}
+    for attempt in range(max(max_retries, 1)):
+        if attempt:
+            yield _Sleep(retry_interval)
+        last = yield from _statuses(pending)
+        missing = [u for u in pending if u not in last]
+        if missing:
+            raise ClientError(f"discoverd has no introspection of {', '.join(missing)}", 404)
+        done.update((u, s) for u, s in last.items() if s.get("finished"))
+        pending = [u for u in pending if u not in done]
+        if not pending:
+            return done
+    raise WaitTimeoutError(pending, {**done, **last})
+
+
+# --- clients --------------------------------------------------------------------------------
+
+
+def _headers(auth_token: str | None) -> dict[str, str]:
+    headers = {"Accept": "application/json", VERSION_HEADER: API_VERSION}
+    if auth_token:
+        headers["X-Auth-Token"] = auth_token
+    return headers
+
+
+def _request_args(call: _Call) -> dict[str, Any]:
+    args: dict[str, Any] = {"params": call.params or None}
+    if call.has_body:
+        args["json"] = call.body
+    return args
+
+
+class Client:
+    """A connection pool to one discoverd; close it (or use `with`) when done."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        auth_token: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+        sleep_function: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.base_url = normalize_url(base_url)
+        self.timeout = timeout
+        self._sleep = sleep_function
+        self._http = httpx.Client(base_url=self.base_url, headers=_headers(auth_token),
+                                  timeout=timeout, transport=transport)
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _send(self, call: _Call) -> Any:
+        try:
+            response = self._http.request(call.method, call.path, **_request_args(call))
+        except httpx.TransportError as exc:
+            raise _unavailable(self.base_url, self.timeout, exc) from exc
+        return _decode(response)
+
+    def _run(self, op: _Op[T]) -> T:
+        answer: Any = None
+        try:
+            while True:
+                step = op.send(answer)
+                if isinstance(step, _Sleep):
+                    self._sleep(step.seconds)
+                    answer = None
+                else:
+                    answer = self._send(step)
+        except StopIteration as stop:
+            return stop.value
+
+    def introspect(self, uuid: str, manage_boot: bool | None = None) -> None:
+        """Start introspection; `manage_boot=False` when the caller boots the ramdisk itself."""
+        self._run(_introspect(uuid, manage_boot))
+
+    def get_status(self, uuid: str) -> Status:
+        return self._run(_get(_node_path(uuid)))
+
+    def get_statuses(self, uuids: Iterable[str]) -> dict[str, Status]:
+        return self._run(_statuses(uuids))
+
+    def abort(self, uuid: str) -> None:
+        self._run(_post(_node_path(uuid, "abort")))
+
+    def list_statuses(self, marker: str | None = None, limit: int | None = None,
+                      state: str | Iterable[str] | None = None) -> list[Status]:
+        """Newest first; every page when `limit` is None."""
+        return self._run(_list(marker, limit, state))
+
+    def get_data(self, uuid: str, raw: bool = False) -> Any:
+        """Processed data, or with `raw` the ramdisk's data as it was received."""
+        path = _node_path(uuid, "data", "unprocessed") if raw else _node_path(uuid, "data")
+        return self._run(_get(path))
+
+    def reapply(self, uuid: str, data: Mapping[str, Any] | None = None) -> None:
+        """Process the stored raw data again, or `data` instead (which replaces it)."""
+        self._run(_reapply(uuid, data))
+
+    def wait_for_finish(self, uuids: Iterable[str], retry_interval: float = 1,
+                        max_retries: int = DEFAULT_MAX_RETRIES) -> dict[str, Status]:
+        return self._run(_wait(uuids, retry_interval, max_retries))
+
+
+class AsyncClient:
+    """`Client` for asyncio: the same methods, as coroutines."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        auth_token: str | None = None,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep_function: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.base_url = normalize_url(base_url)
+        self.timeout = timeout
+        self._sleep = sleep_function
+        self._http = httpx.AsyncClient(base_url=self.base_url, headers=_headers(auth_token),
+                                       timeout=timeout, transport=transport)
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _send(self, call: _Call) -> Any:
+        try:
+            response = await self._http.request(call.method, call.path, **_request_args(call))
+        except httpx.TransportError as exc:
+            raise _unavailable(self.base_url, self.timeout, exc) from exc
+        return _decode(response)
+
+    async def _run(self, op: _Op[T]) -> T:
+        answer: Any = None
+        try:
+            while True:
+                step = op.send(answer)
+                if isinstance(step, _Sleep):
+                    await self._sleep(step.seconds)
+                    answer = None
+                else:
+                    answer = await self._send(step)
+        except StopIteration as stop:
+            return stop.value
+
+    async def introspect(self, uuid: str, manage_boot: bool | None = None) -> None:
+        await self._run(_introspect(uuid, manage_boot))
+
+    async def get_status(self, uuid: str) -> Status:
+        return await self._run(_get(_node_path(uuid)))
+
+    async def get_statuses(self, uuids: Iterable[str]) -> dict[str, Status]:
+        return await self._run(_statuses(uuids))
+
+    async def abort(self, uuid: str) -> None:
+        await self._run(_post(_node_path(uuid, "abort")))
+
+    async def list_statuses(self, marker: str | None = None, limit: int | None = None,
+                            state: str | Iterable[str] | None = None) -> list[Status]:
+        return await self._run(_list(marker, limit, state))
+
+    async def get_data(self, uuid: str, raw: bool = False) -> Any:
+        path = _node_path(uuid, "data", "unprocessed") if raw else _node_path(uuid, "data")
+        return await self._run(_get(path))
+
+    async def reapply(self, uuid: str, data: Mapping[str, Any] | None = None) -> None:
+        await self._run(_reapply(uuid, data))
+
+    async def wait_for_finish(self, uuids: Iterable[str], retry_interval: float = 1,
+                              max_retries: int = DEFAULT_MAX_RETRIES) -> dict[str, Status]:
+        return await self._run(_wait(uuids, retry_interval, max_retries))
+
+
+# --- module-level functions (the seed's API): one short-lived connection per call -----------
+
+
+def _once(base_url: str | None, auth_token: str | None, timeout: float,
+          transport: httpx.BaseTransport | None, op: Callable[[Client], T]) -> T:
+    with Client(base_url, auth_token, timeout=timeout, transport=transport) as client:
+        return op(client)
+
+
+def introspect(uuid: str, base_url: str | None = None, auth_token: str | None = None,
+               manage_boot: bool | None = None, *, timeout: float = DEFAULT_TIMEOUT,
+               transport: httpx.BaseTransport | None = None) -> None:
+    """Start introspection of a node (UUID or name); None leaves `manage_boot` to discoverd."""
+    _check_ident(uuid)
+    _once(base_url, auth_token, timeout, transport, lambda c: c.introspect(uuid, manage_boot))
+
+
+def get_status(uuid: str, base_url: str | None = None, auth_token: str | None = None, *,
+               timeout: float = DEFAULT_TIMEOUT,
+               transport: httpx.BaseTransport | None = None) -> Status:
+    """`{uuid, finished, state, error, started_at, finished_at, links}` of one node."""
+    _check_ident(uuid)
+    return _once(base_url, auth_token, timeout, transport, lambda c: c.get_status(uuid))
+
+
+def get_statuses(uuids: Iterable[str], base_url: str | None = None,
+                 auth_token: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
+                 transport: httpx.BaseTransport | None = None) -> dict[str, Status]:
+    """Statuses by UUID in few requests; UUIDs discoverd does not know are left out."""
+    wanted = _check_idents(uuids)
+    return _once(base_url, auth_token, timeout, transport, lambda c: c.get_statuses(wanted))
+
+
+def abort(uuid: str, base_url: str | None = None, auth_token: str | None = None, *,
+          timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None
+          ) -> None:
+    """Ask discoverd to abort; it answers 202 even if the node turns out not abortable."""
+    _check_ident(uuid)
+    _once(base_url, auth_token, timeout, transport, lambda c: c.abort(uuid))
+
+
+def list_statuses(marker: str | None = None, limit: int | None = None,
+                  state: str | Iterable[str] | None = None, base_url: str | None = None,
+                  auth_token: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
+                  transport: httpx.BaseTransport | None = None) -> list[Status]:
+    """Newest first; with `limit` None, every page (following `next`)."""
+    return _once(base_url, auth_token, timeout, transport,
+                 lambda c: c.list_statuses(marker, limit, state))
+
+
+def get_data(uuid: str, raw: bool = False, base_url: str | None = None,
+             auth_token: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
+             transport: httpx.BaseTransport | None = None) -> Any:
+    """Processed introspection data, or with `raw` the ramdisk's data as received."""
+    _check_ident(uuid)
+    return _once(base_url, auth_token, timeout, transport, lambda c: c.get_data(uuid, raw))
+
+
+def reapply(uuid: str, data: Mapping[str, Any] | None = None, base_url: str | None = None,
+            auth_token: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
+            transport: httpx.BaseTransport | None = None) -> None:
+    """Process the stored raw data again, or `data` instead (which replaces it)."""
+    _check_ident(uuid)
+    _once(base_url, auth_token, timeout, transport, lambda c: c.reapply(uuid, data))
+
+
+def wait_for_finish(uuids: Iterable[str], retry_interval: float = 1,
+                    max_retries: int = DEFAULT_MAX_RETRIES, base_url: str | None = None,
+                    auth_token: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
+                    transport: httpx.BaseTransport | None = None,
+                    sleep_function: Callable[[float], None] = time.sleep
+                    ) -> dict[str, Status]:
+    """Final statuses of all nodes (check `error`); `WaitTimeoutError` after `max_retries` polls.
+
+    Uses one connection for the whole wait.
+    """
+    wanted = _check_idents(uuids)
+    with Client(base_url, auth_token, timeout=timeout, transport=transport,
+                sleep_function=sleep_function) as client:
+        return client.wait_for_finish(wanted, retry_interval, max_retries)

@@ -1,0 +1,57 @@
+"""discoverd's own tables: the node cache (introspections and their lookup attributes) and the
+stored data. Never the bare-metal service's tables."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+VERSION_TABLE = "alembic_version_discoverd"
+
+introspections = Table(
+    "di_introspections", metadata,
+    Column("uuid", String(36), primary_key=True),
+    Column("state", String(16), nullable=False),
+    Column("started_at", DateTime, nullable=False),
+    Column("finished_at", DateTime, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("manage_boot", Boolean, nullable=False, default=True),
+    # Process (host:pid) running an active step (starting, processing...), so that a restart
+    # can resume what it was doing.
+    Column("owner", String(255), nullable=True),
+    Column("updated_at", DateTime, nullable=True),
+    Index("di_introspections_state_idx", "state", "started_at"),
+    Index("di_introspections_started_idx", "started_at", "uuid"),
+)
+
+# Lookup attributes of nodes under introspection: (name, value) is unique, so one MAC or BMC
+# address can never point at two introspections at once. Rows go when the introspection ends.
+attributes = Table(
+    "di_attributes", metadata,
+    Column("name", String(32), primary_key=True),
+    Column("value", String(255), primary_key=True),
+    Column("uuid", String(36), ForeignKey("di_introspections.uuid", ondelete="CASCADE"),
+           nullable=False),
+    Index("di_attributes_uuid_idx", "uuid"),
+)
+
+data = Table(
+    "di_data", metadata,
+    Column("uuid", String(36), ForeignKey("di_introspections.uuid", ondelete="CASCADE"),
+           primary_key=True),
+    Column("processed", Boolean, primary_key=True),
+    Column("data", JSON, nullable=False),
+    Column("stored_at", DateTime, nullable=False),
+)

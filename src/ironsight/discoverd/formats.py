@@ -1,0 +1,134 @@
+"""The two ramdisk report formats, validated and brought to one shape.
+
+- ironic-python-agent's (`inventory` with cpu, memory, disks, interfaces, ...), the format of
+  our own agent too (reference/inspector.md §2.4);
+- the legacy discoverd ramdisk's flat one (`cpus`, `cpu_arch`, `memory_mb`, `local_gb`,
+  `interfaces: {name: {mac, ip}}`, `ipmi_address`, `boot_interface`; §1.4).
+
+Processing works on the agent shape; a legacy report is converted, and its `local_gb` kept as
+given (the legacy ramdisk already subtracted the partitioning GiB). Unknown fields are kept:
+ramdisks send more than we read, and the stored data should show it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+
+from ironsight.common.exceptions import Invalid
+from ironsight.common.http import format_validation_error
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Interface(_Open):
+    name: str | None = None
+    mac_address: str
+    ipv4_address: str | None = None
+    ipv6_address: str | None = None
+    has_carrier: StrictBool | None = None
+
+
+class Cpu(_Open):
+    count: int | None = Field(default=None, ge=0)
+    architecture: str | None = None
+    flags: list[str] = Field(default_factory=list)
+
+
+class Memory(_Open):
+    total: int | None = Field(default=None, ge=0)
+    physical_mb: int | None = Field(default=None, ge=0)
+
+
+class Disk(_Open):
+    name: str
+    size: int = Field(ge=0)
+
+
+class Boot(_Open):
+    current_boot_mode: str | None = None
+    pxe_interface: str | None = None
+
+
+class Inventory(_Open):
+    interfaces: list[Interface] = Field(min_length=1)
+    cpu: Cpu = Field(default_factory=Cpu)
+    memory: Memory = Field(default_factory=Memory)
+    disks: list[Disk] = Field(default_factory=list)
+    bmc_address: str | None = None
+    bmc_v6address: str | None = None
+    boot: Boot = Field(default_factory=Boot)
+
+
+class AgentReport(_Open):
+    inventory: Inventory
+    root_disk: Disk | None = None
+    boot_interface: str | None = None
+    error: str | None = None
+
+
+class LegacyInterface(_Open):
+    mac: str
+    ip: str | None = None
+
+
+class LegacyReport(_Open):
+    cpus: int | None = Field(default=None, ge=0)
+    cpu_arch: str | None = None
+    memory_mb: int | None = Field(default=None, ge=0)
+    local_gb: int | None = Field(default=None, ge=0)
+    interfaces: dict[str, LegacyInterface] = Field(default_factory=dict)
+    ipmi_address: str | None = None
+    boot_interface: str | None = None
+    error: str | None = None
+
+
+def is_legacy(raw: dict[str, Any]) -> bool:
+    return "inventory" not in raw and ("cpus" in raw or isinstance(raw.get("interfaces"), dict)
+                                       or "error" in raw)
+
+
+def normalize(raw: Any) -> dict[str, Any]:
+    """Validate a report (errors name the field) and return it in the agent shape."""
+    if not isinstance(raw, dict):
+        raise Invalid("The ramdisk data must be a JSON object")
+    try:
+        if is_legacy(raw):
+            return _from_legacy(LegacyReport.model_validate(raw), raw)
+        AgentReport.model_validate(raw)
+    except ValidationError as exc:
+        raise Invalid(format_validation_error(exc)) from None
+    return copy.deepcopy(raw)
+
+
+def _from_legacy(report: LegacyReport, raw: dict[str, Any]) -> dict[str, Any]:
+    interfaces = [{"name": name, "mac_address": iface.mac, "ipv4_address": iface.ip}
+                  for name, iface in report.interfaces.items()]
+    data = {k: copy.deepcopy(v) for k, v in raw.items()
+            if k not in ("cpus", "cpu_arch", "memory_mb", "interfaces", "ipmi_address")}
+    data["inventory"] = {
+        "interfaces": interfaces,
+        "cpu": {"count": report.cpus, "architecture": report.cpu_arch, "flags": []},
+        "memory": {"physical_mb": report.memory_mb},
+        "disks": [],
+        "bmc_address": report.ipmi_address,
+        "boot": {"pxe_interface": None, "current_boot_mode": None},
+    }
+    data["legacy_format"] = True
+    if report.local_gb is not None:
+        data["local_gb"] = report.local_gb
+    return data
+
+
+def mac_from_boot_interface(value: str | None) -> str | None:
+    """`01-aa-bb-cc-dd-ee-ff` (PXELINUX's BOOTIF) or a plain MAC, as a lowercase MAC."""
+    if not value:
+        return None
+    value = value.strip().lower()
+    if value.startswith("01-") and len(value) == 20:
+        value = value[3:]
+    return value.replace("-", ":")

@@ -1,0 +1,104 @@
+"""discoverd's client of the bare-metal API (Ironic v1): the only way it touches nodes.
+
+Calls that hit a locked node (409) are retried a bounded number of times: the bare-metal
+conductor holds node locks briefly during its own actions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import httpx
+
+from ironsight.common.config import Config
+from ironsight.common.exceptions import IronsightError
+
+LOG = logging.getLogger(__name__)
+API_VERSION = "1.115"
+
+
+class IronicError(IronsightError):
+    """The bare-metal API refused or failed; `code` is its HTTP status (502 if unreachable)."""
+
+
+def _message(resp: httpx.Response) -> str:
+    try:
+        body = resp.json()
+        inner = json.loads(body["error_message"])
+        return str(inner.get("faultstring") or inner)
+    except (ValueError, KeyError, TypeError):
+        return resp.text[:500] or resp.reason_phrase
+
+
+class Ironic:
+    def __init__(self, conf: Config, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        section = conf.introspection
+        headers = {"X-OpenStack-Ironic-API-Version": API_VERSION}
+        if section.ironic_auth_token:
+            headers["X-Auth-Token"] = section.ironic_auth_token
+        self.attempts = section.ironic_retries
+        self.interval = section.ironic_retry_interval
+        self.http = httpx.AsyncClient(
+            base_url=section.ironic_url.rstrip("/"), headers=headers,
+            timeout=section.ironic_timeout, transport=transport,
+            limits=httpx.Limits(max_connections=32, max_keepalive_connections=32))
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+    async def call(self, method: str, path: str, body: Any = None,
+                   params: dict[str, str] | None = None) -> Any:
+        for attempt in range(1, self.attempts + 1):
+            try:
+                resp = await self.http.request(method, path, json=body, params=params)
+            except httpx.HTTPError as exc:
+                raise IronicError(f"bare-metal API unreachable ({method} {path}): {exc}",
+                                  code=502) from None
+            if resp.status_code == 409 and attempt < self.attempts:
+                LOG.debug("%s %s: node locked, retry %d/%d", method, path, attempt,
+                          self.attempts)
+                await asyncio.sleep(self.interval)
+                continue
+            if resp.status_code >= 400:
+                raise IronicError(_message(resp), code=resp.status_code)
+            return resp.json() if resp.content else None
+        raise AssertionError("unreachable")
+
+    # --- the calls discoverd makes -----------------------------------------------------------
+
+    async def get_node(self, ident: str) -> dict[str, Any]:
+        return dict(await self.call("GET", f"/v1/nodes/{ident}"))
+
+    async def validate_power(self, uuid: str) -> tuple[bool, str | None]:
+        result = await self.call("GET", f"/v1/nodes/{uuid}/validate")
+        power = result.get("power") or {}
+        return bool(power.get("result")), power.get("reason")
+
+    async def list_ports(self, uuid: str) -> list[dict[str, Any]]:
+        body = await self.call("GET", "/v1/ports/detail", params={"node": uuid,
+                                                                  "limit": "1000"})
+        return list(body["ports"])
+
+    async def set_boot_device_pxe(self, uuid: str) -> None:
+        await self.call("PUT", f"/v1/nodes/{uuid}/management/boot_device",
+                        {"boot_device": "pxe", "persistent": False})
+
+    async def set_power(self, uuid: str, target: str) -> None:
+        await self.call("PUT", f"/v1/nodes/{uuid}/states/power", {"target": target})
+
+    async def patch_node(self, uuid: str, patch: list[dict[str, Any]]) -> None:
+        if patch:
+            await self.call("PATCH", f"/v1/nodes/{uuid}", patch)
+
+    async def create_port(self, uuid: str, mac: str, pxe_enabled: bool) -> dict[str, Any]:
+        return dict(await self.call("POST", "/v1/ports", {
+            "node_uuid": uuid, "address": mac, "pxe_enabled": pxe_enabled}))
+
+    async def patch_port(self, port_uuid: str, patch: list[dict[str, Any]]) -> None:
+        await self.call("PATCH", f"/v1/ports/{port_uuid}", patch)
+
+    async def delete_port(self, port_uuid: str) -> None:
+        await self.call("DELETE", f"/v1/ports/{port_uuid}")

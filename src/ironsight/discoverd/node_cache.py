@@ -1,0 +1,265 @@
+"""The node cache: introspections, their lookup attributes and their stored data.
+
+Every state change is a conditional UPDATE (`WHERE state IN (allowed)`): two requests racing
+for the same introspection (a callback and an abort, two replicas) cannot both win, without
+any in-process lock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from ironsight.common.db import Database
+from ironsight.common.exceptions import Conflict, Invalid, NotFound
+from ironsight.common.process import pid_alive
+from ironsight.discoverd import states
+from ironsight.discoverd.db.models import attributes, data, introspections
+
+MAC = "mac"
+BMC = "bmc_address"
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def owner_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass
+class Introspection:
+    uuid: str
+    state: str
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    error: str | None
+    manage_boot: bool
+    owner: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.state in states.FINAL
+
+    @classmethod
+    def from_row(cls, row: Any) -> Introspection:
+        return cls(uuid=row["uuid"], state=row["state"], started_at=row["started_at"],
+                   finished_at=row["finished_at"], error=row["error"],
+                   manage_boot=row["manage_boot"], owner=row["owner"])
+
+
+_COLUMNS = (introspections.c.uuid, introspections.c.state, introspections.c.started_at,
+            introspections.c.finished_at, introspections.c.error,
+            introspections.c.manage_boot, introspections.c.owner)
+
+
+class NodeCache:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.owner = owner_name()
+
+    # --- reading --------------------------------------------------------------------------
+
+    async def get(self, uuid: str) -> Introspection:
+        async with self.db.read() as conn:
+            row = (await conn.execute(select(*_COLUMNS).where(introspections.c.uuid == uuid))
+                   ).mappings().first()
+        if row is None:
+            raise NotFound(f"Could not find node {uuid} in cache")
+        return Introspection.from_row(row)
+
+    async def get_many(self, uuids: Sequence[str]) -> list[Introspection]:
+        async with self.db.read() as conn:
+            rows = (await conn.execute(select(*_COLUMNS).where(introspections.c.uuid.in_(uuids))
+                                       )).mappings().all()
+        return [Introspection.from_row(r) for r in rows]
+
+    async def list_recent(self, *, limit: int, marker: str | None,
+                   state: Sequence[str] | None) -> list[Introspection]:
+        """Newest first, by (started_at, uuid)."""
+        query = select(*_COLUMNS)
+        conds: list[Any] = []
+        if state:
+            conds.append(introspections.c.state.in_(state))
+        if marker is not None:
+            async with self.db.read() as conn:
+                mrow = (await conn.execute(select(introspections.c.started_at)
+                                           .where(introspections.c.uuid == marker))).first()
+            if mrow is None:
+                raise Invalid(f"marker: node {marker} could not be found in cache")
+            started = mrow[0]
+            conds.append(or_(introspections.c.started_at < started,
+                             and_(introspections.c.started_at == started,
+                                  introspections.c.uuid < marker)))
+        if conds:
+            query = query.where(and_(*conds))
+        query = query.order_by(introspections.c.started_at.desc(),
+                               introspections.c.uuid.desc()).limit(limit)
+        async with self.db.read() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [Introspection.from_row(r) for r in rows]
+
+    # --- lookup ---------------------------------------------------------------------------
+
+    async def lookup(self, macs: Iterable[str], bmc_addresses: Iterable[str]) -> str:
+        """The one introspection whose attributes best match; ambiguity is an error."""
+        macs, bmcs = sorted(set(macs)), sorted(set(a for a in bmc_addresses if a))
+        conds = []
+        if macs:
+            conds.append(and_(attributes.c.name == MAC, attributes.c.value.in_(macs)))
+        if bmcs:
+            conds.append(and_(attributes.c.name == BMC, attributes.c.value.in_(bmcs)))
+        if not conds:
+            raise NotFound("Could not find a node: the data has no MAC address and no BMC "
+                           "address to look it up by")
+        async with self.db.read() as conn:
+            uuids = (await conn.execute(select(attributes.c.uuid).where(or_(*conds)))
+                     ).scalars().all()
+        if not uuids:
+            raise NotFound(f"Could not find a node under introspection for attributes "
+                           f"{{'bmc_address': {bmcs}, 'mac': {macs}}}")
+        scores = Counter(uuids).most_common()
+        if len(scores) > 1 and scores[0][1] == scores[1][1]:
+            tied = sorted(u for u, n in scores if n == scores[0][1])
+            raise Invalid(f"Multiple nodes match the same number of attributes "
+                          f"{{'bmc_address': {bmcs}, 'mac': {macs}}}: {', '.join(tied)}")
+        return str(scores[0][0])
+
+    # --- writing --------------------------------------------------------------------------
+
+    async def start(self, uuid: str, *, manage_boot: bool, macs: Iterable[str],
+                    bmc_addresses: Iterable[str]) -> Introspection:
+        """Record a new introspection (or restart a finished one) with its lookup attributes,
+        in one transaction; refuse while another step of it is running."""
+        now = utcnow()
+        values = {"state": states.STARTING, "started_at": now, "finished_at": None,
+                  "error": None, "manage_boot": manage_boot, "owner": self.owner,
+                  "updated_at": now}
+        attrs = [{"name": MAC, "value": m, "uuid": uuid} for m in sorted(set(macs))]
+        attrs += [{"name": BMC, "value": b, "uuid": uuid} for b in sorted(set(bmc_addresses))]
+        try:
+            async with self.db.begin() as conn:
+                current = (await conn.execute(select(introspections.c.state)
+                                              .where(introspections.c.uuid == uuid))).first()
+                if current is None:
+                    await conn.execute(insert(introspections).values(uuid=uuid, **values))
+                elif current[0] in states.ALLOWED_FROM["start"]:
+                    await conn.execute(update(introspections)
+                                       .where(introspections.c.uuid == uuid).values(**values))
+                else:
+                    raise Conflict(f"Introspection of node {uuid} is already {current[0]}; "
+                                   "wait for it or abort it first")
+                await conn.execute(delete(attributes).where(attributes.c.uuid == uuid))
+                await conn.execute(delete(data).where(data.c.uuid == uuid))
+                if attrs:
+                    await conn.execute(insert(attributes), attrs)
+        except IntegrityError:
+            raise Conflict(await self._attribute_conflict(uuid, attrs)) from None
+        return Introspection(uuid, states.STARTING, now, None, None, manage_boot, self.owner)
+
+    async def _attribute_conflict(self, uuid: str, attrs: list[dict[str, str]]) -> str:
+        conds = [and_(attributes.c.name == a["name"], attributes.c.value == a["value"])
+                 for a in attrs]
+        async with self.db.read() as conn:
+            rows = (await conn.execute(select(attributes).where(or_(*conds)))).mappings().all()
+        taken = ", ".join(f"{r['name']} {r['value']} (node {r['uuid']})" for r in rows
+                          if r["uuid"] != uuid)
+        return f"Node {uuid} shares lookup attributes with nodes already on introspection: {taken}"
+
+    async def transition(self, uuid: str, event: str, *, error: str | None = None,
+                         owner: str | None = None) -> bool:
+        """Apply `event` if the introspection is in a state that allows it. Final states drop
+        the lookup attributes (the node can no longer be found by a callback)."""
+        target = states.EVENT_TARGET[event]
+        now = utcnow()
+        values: dict[str, Any] = {"state": target, "updated_at": now,
+                                  "owner": owner if target in states.ACTIVE else None}
+        if target in states.FINAL:
+            values.update(finished_at=now, error=error)
+        elif event == "start":
+            values.update(started_at=now, finished_at=None, error=None)
+        elif event == "reapply":
+            values.update(error=None)
+        async with self.db.begin() as conn:
+            result = await conn.execute(
+                update(introspections).where(introspections.c.uuid == uuid,
+                                             introspections.c.state.in_(states.ALLOWED_FROM[event]))
+                .values(**values))
+            if result.rowcount and target in states.FINAL:
+                await conn.execute(delete(attributes).where(attributes.c.uuid == uuid))
+        return bool(result.rowcount)
+
+    async def timed_out(self, deadline: dt.datetime) -> list[str]:
+        """End every unfinished introspection started before `deadline`."""
+        async with self.db.read() as conn:
+            uuids = (await conn.execute(
+                select(introspections.c.uuid).where(
+                    introspections.c.state.in_(states.UNFINISHED),
+                    introspections.c.started_at < deadline))).scalars().all()
+        ended = []
+        for uuid in uuids:
+            if await self.transition(uuid, "timeout", error="Introspection timeout"):
+                ended.append(uuid)
+        return ended
+
+    async def owned_by_dead_processes(self) -> list[Introspection]:
+        """Active introspections whose owner on this host is gone (a restart)."""
+        host = socket.gethostname()
+        async with self.db.read() as conn:
+            rows = (await conn.execute(select(*_COLUMNS).where(
+                introspections.c.state.in_(states.ACTIVE)))).mappings().all()
+        found = []
+        for row in rows:
+            owner = row["owner"] or ""
+            name, _, pid = owner.rpartition(":")
+            if owner == self.owner:
+                continue
+            if not owner or (name == host and pid.isdigit() and not pid_alive(int(pid))):
+                found.append(Introspection.from_row(row))
+        return found
+
+    async def claim(self, uuid: str, state: str) -> bool:
+        """Take over an active introspection left by a dead process."""
+        async with self.db.begin() as conn:
+            result = await conn.execute(
+                update(introspections).where(introspections.c.uuid == uuid,
+                                             introspections.c.state == state)
+                .values(owner=self.owner, updated_at=utcnow()))
+        return bool(result.rowcount)
+
+    # --- data -----------------------------------------------------------------------------
+
+    async def store_data(self, conn: AsyncConnection | None, uuid: str, payload: Any,
+                         processed: bool) -> None:
+        if conn is None:
+            async with self.db.begin() as own:
+                await self._store(own, uuid, payload, processed)
+        else:
+            await self._store(conn, uuid, payload, processed)
+
+    async def _store(self, conn: AsyncConnection, uuid: str, payload: Any,
+                     processed: bool) -> None:
+        await conn.execute(delete(data).where(data.c.uuid == uuid,
+                                              data.c.processed == processed))
+        await conn.execute(insert(data).values(uuid=uuid, processed=processed, data=payload,
+                                               stored_at=utcnow()))
+
+    async def get_data(self, uuid: str, processed: bool) -> Any:
+        async with self.db.read() as conn:
+            row = (await conn.execute(select(data.c.data).where(
+                data.c.uuid == uuid, data.c.processed == processed))).first()
+        if row is None:
+            kind = "processed" if processed else "unprocessed"
+            raise NotFound(f"No {kind} introspection data stored for node {uuid}")
+        return row[0]
+

@@ -1,0 +1,28 @@
+"""`ports`: create ports for the chosen NICs, delete per `keep_ports`, fix `pxe_enabled`."""
+
+from __future__ import annotations
+
+from ironsight.discoverd.plugins.base import ProcessingContext, ProcessingHook
+
+
+class Ports(ProcessingHook):
+    name = "ports"
+
+    def before_update(self, ctx: ProcessingContext) -> None:
+        proc = self.conf.processing
+        boot_mac = ctx.data.get("boot_mac")
+        existing = {str(p["address"]).lower(): p for p in ctx.ports}
+        chosen = {i["mac"] for i in (ctx.data.get("interfaces") or {}).values()}
+        seen = {i["mac"] for i in (ctx.data.get("all_interfaces") or {}).values()}
+        for mac in sorted(chosen - set(existing)):
+            ctx.changes.create_ports[mac] = (mac == boot_mac) if boot_mac else True
+        keep = {"all": None, "present": seen, "added": chosen}[proc.keep_ports]
+        if keep is not None:
+            ctx.changes.delete_ports = [p["uuid"] for mac, p in existing.items()
+                                        if mac not in keep]
+        if proc.update_pxe_enabled and boot_mac:
+            for mac, port in existing.items():
+                want = mac == boot_mac
+                if mac in seen and bool(port.get("pxe_enabled")) != want:
+                    ctx.changes.port_patches[port["uuid"]] = [
+                        {"op": "replace", "path": "/pxe_enabled", "value": want}]

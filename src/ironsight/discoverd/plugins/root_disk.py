@@ -1,0 +1,51 @@
+"""`root_disk_selection`: the root disk (root device hints first) and `local_gb` from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ironsight.discoverd.plugins.base import HookError, ProcessingContext, ProcessingHook
+
+GIB = 1024**3
+_STRING_HINTS = ("name", "model", "vendor", "serial", "wwn", "wwn_with_extension",
+                 "wwn_vendor_extension", "by_path", "hctl")
+
+
+def _matches(disk: dict[str, Any], hints: dict[str, Any]) -> bool:
+    for key, want in hints.items():
+        have = disk.get(key)
+        if key == "size":
+            if have is None or int(have) // GIB != int(want):
+                return False
+        elif key == "rotational":
+            if bool(have) != (str(want).lower() in ("1", "true", "yes")):
+                return False
+        elif key in _STRING_HINTS and (have is None or str(have).lower() != str(want).lower()):
+            return False
+        # unknown hints are ignored, as upstream does
+    return True
+
+
+class RootDiskSelection(ProcessingHook):
+    name = "root_disk_selection"
+
+    def before_update(self, ctx: ProcessingContext) -> None:
+        if ctx.data.get("legacy_format") and "local_gb" in ctx.data:
+            return  # the legacy ramdisk measured it itself
+        hints = (ctx.node.get("properties") or {}).get("root_device")
+        disks = ctx.inventory.get("disks") or []
+        if hints:
+            if not isinstance(hints, dict):
+                raise HookError(f"Root device hints must be an object, got {hints!r}")
+            chosen = next((d for d in disks if _matches(d, hints)), None)
+            if chosen is None:
+                raise HookError(f"No disks satisfied root device hints {hints}")
+            ctx.data["root_disk"] = chosen
+        root = ctx.data.get("root_disk")
+        if not root:
+            ctx.data["local_gb"] = 0  # diskless, as upstream assumes
+            return
+        size_gb = int(root["size"]) // GIB
+        if self.conf.processing.disk_partitioning_spacing and size_gb > 0:
+            size_gb -= 1
+        ctx.data["local_gb"] = size_gb

@@ -1,0 +1,61 @@
+"""`validate_interfaces`: which NICs the report has, which one booted, and which get ports.
+
+Sets in the data: `all_interfaces` ({name: {mac, ip, pxe}} for every NIC with a valid MAC),
+`interfaces` (the subset chosen by `[processing] add_ports`), `macs` (their MACs),
+`boot_mac` (the PXE NIC, from `inventory.boot.pxe_interface` or `boot_interface`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Any
+
+from ironsight.discoverd.formats import mac_from_boot_interface
+from ironsight.discoverd.plugins.base import HookError, ProcessingContext, ProcessingHook
+
+_MAC_RE = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
+
+
+def _usable_ip(ip: str | None) -> str | None:
+    if not ip:
+        return None
+    try:
+        return None if ipaddress.ip_address(ip.split("/")[0]).is_loopback else ip
+    except ValueError:
+        return None
+
+
+class ValidateInterfaces(ProcessingHook):
+    name = "validate_interfaces"
+
+    def before_processing(self, ctx: ProcessingContext) -> None:
+        inventory = ctx.inventory
+        boot_mac = mac_from_boot_interface((inventory.get("boot") or {}).get("pxe_interface")
+                                           or ctx.data.get("boot_interface"))
+        found: dict[str, dict[str, Any]] = {}
+        for index, iface in enumerate(inventory.get("interfaces") or []):
+            mac = str(iface.get("mac_address") or "").lower()
+            name = iface.get("name") or f"nic{index}"
+            if name == "lo" or not _MAC_RE.match(mac) or mac == "00:00:00:00:00:00":
+                continue
+            found[name] = {"mac": mac, "ip": _usable_ip(iface.get("ipv4_address"))
+                           or _usable_ip(iface.get("ipv6_address")),
+                           "pxe": mac == boot_mac}
+        if not found:
+            raise HookError("No valid interfaces found in the ramdisk data: every NIC lacks "
+                            "a valid MAC address")
+        chosen = self._select(found, boot_mac)
+        ctx.data.update(all_interfaces=found, interfaces=chosen,
+                        macs=[i["mac"] for i in chosen.values()], boot_mac=boot_mac)
+
+    def _select(self, found: dict[str, dict[str, Any]],
+                boot_mac: str | None) -> dict[str, dict[str, Any]]:
+        mode = self.conf.processing.add_ports
+        if mode == "all":
+            return dict(found)
+        if mode == "disabled":
+            return {}
+        if mode == "pxe" and boot_mac is not None:
+            return {n: i for n, i in found.items() if i["pxe"]}
+        return {n: i for n, i in found.items() if i["ip"]}  # active (and pxe without a boot MAC)

@@ -1,0 +1,199 @@
+"""Processing a ramdisk's report (`POST /v1/continue`) and re-processing stored data.
+
+Order, and why:
+1. Validate the report and run the hooks' `before_processing` (no node is touched yet).
+2. Look the node up among introspections only (MACs, BMC addresses); no match or a tie is an
+   error that changes nothing.
+3. Claim it (`waiting` → `processing`, a conditional UPDATE: a second callback loses).
+4. Fetch the node and its ports, let the hooks decide, apply the changes in as few bare-metal
+   requests as possible, store raw and processed data.
+5. Answer the ramdisk, then power the node off and finish in the background.
+Every failure after step 2 ends the introspection with an error an operator can act on.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import logging
+from pathlib import Path
+from typing import Any
+
+from ironsight.common.config import Config
+from ironsight.common.exceptions import Invalid, IronsightError
+from ironsight.common.workers import WorkerPool
+from ironsight.discoverd import formats
+from ironsight.discoverd.introspect import Introspector
+from ironsight.discoverd.ironic import Ironic
+from ironsight.discoverd.node_cache import NodeCache
+from ironsight.discoverd.plugins.base import Changes, ProcessingContext, ProcessingHook
+
+LOG = logging.getLogger(__name__)
+
+
+class Processor:
+    def __init__(self, conf: Config, cache: NodeCache, ironic: Ironic,
+                 hooks: list[ProcessingHook], introspector: Introspector,
+                 workers: WorkerPool) -> None:
+        self.conf = conf
+        self.cache = cache
+        self.ironic = ironic
+        self.hooks = hooks
+        self.introspector = introspector
+        self.workers = workers
+
+    async def process(self, raw: Any) -> dict[str, str]:
+        logs = raw.pop("logs", None) if isinstance(raw, dict) else None
+        data = formats.normalize(raw)
+        ctx = ProcessingContext(self.conf, data)
+        failures = self._run(ctx, "before_processing")
+        inventory = ctx.inventory
+        macs = [i["mac"] for i in (data.get("all_interfaces") or {}).values()] or [
+            str(i.get("mac_address", "")).lower() for i in inventory.get("interfaces") or []]
+        bmcs = [a for a in (inventory.get("bmc_address"), inventory.get("bmc_v6address"))
+                if a and a not in ("0.0.0.0", "::/0", "::")]
+        uuid = await self.cache.lookup(macs, bmcs)
+        if failures:
+            message = "; ".join(failures)
+            self._store_logs(uuid, logs, failed=True)
+            await self._end_with_error(uuid, message)
+            raise Invalid(message)
+        if not await self.cache.transition(uuid, "process", owner=self.cache.owner):
+            intro = await self.cache.get(uuid)
+            raise Invalid(f"Introspection of node {uuid} is {intro.state}; "
+                          "it does not accept ramdisk data now")
+        self._store_logs(uuid, logs, failed=False)
+        if self.conf.processing.store_data:
+            await self.cache.store_data(None, uuid, raw, processed=False)
+        try:
+            await self._update_node(uuid, ctx)
+        except IronsightError as exc:
+            await self._end_with_error(uuid, f"Failed to process the ramdisk data: {exc}")
+            raise
+        self.workers.spawn(lambda: self.finish(uuid), name=f"finish:{uuid}")
+        return {"uuid": uuid}
+
+    def _run(self, ctx: ProcessingContext, step: str) -> list[str]:
+        failures = []
+        for hook in self.hooks:
+            try:
+                getattr(hook, step)(ctx)
+            except Invalid as exc:
+                failures.append(f"{hook.name}: {exc}" if step != "before_processing"
+                                or hook.name != "ramdisk_error" else str(exc))
+        return failures
+
+    async def _update_node(self, uuid: str, ctx: ProcessingContext) -> None:
+        ctx.node = await self.ironic.get_node(uuid)
+        ctx.ports = await self.ironic.list_ports(uuid)
+        failures = self._run(ctx, "before_update")
+        if failures:
+            raise Invalid("; ".join(failures))
+        await self._apply(uuid, ctx.changes)
+        ctx.data["changes"] = {"properties": ctx.changes.properties,
+                               "created_ports": sorted(ctx.changes.create_ports),
+                               "deleted_ports": ctx.changes.delete_ports,
+                               "warnings": ctx.changes.warnings}
+        if self.conf.processing.store_data:
+            await self.cache.store_data(None, uuid, ctx.data, processed=True)
+        LOG.info("Node %s: properties %s, ports created %s", uuid, ctx.changes.properties,
+                 sorted(ctx.changes.create_ports))
+
+    async def _apply(self, uuid: str, changes: Changes) -> None:
+        await self.ironic.patch_node(uuid, [
+            {"op": "add", "path": f"/properties/{key.replace('~', '~0').replace('/', '~1')}",
+             "value": value} for key, value in changes.properties.items()])
+        for port_uuid in changes.delete_ports:
+            await self.ironic.delete_port(port_uuid)
+        for port_uuid, patch in changes.port_patches.items():
+            await self.ironic.patch_port(port_uuid, patch)
+        for mac, pxe in changes.create_ports.items():
+            try:
+                await self.ironic.create_port(uuid, mac, pxe)
+            except IronsightError as exc:
+                if exc.code != 409:
+                    raise
+                changes.warnings.append(f"Port {mac} not created: {exc}")
+                LOG.warning("Node %s: port %s not created: %s", uuid, mac, exc)
+
+    async def finish(self, uuid: str) -> None:
+        intro = await self.cache.get(uuid)
+        if self.conf.processing.power_off and intro.manage_boot:
+            error = await self.introspector.power_off(uuid, why="introspection finished")
+            if error:
+                await self._end_with_error(uuid, error)
+                return
+        if await self.cache.transition(uuid, "finish"):
+            LOG.info("Node %s: introspection finished", uuid)
+
+    async def _end_with_error(self, uuid: str, message: str) -> None:
+        LOG.error("Node %s: %s", uuid, message)
+        intro = await self.cache.get(uuid)
+        if await self.cache.transition(uuid, "error", error=message) and intro.manage_boot \
+                and self.conf.processing.power_off:
+            self.workers.spawn(lambda: self._power_off_quietly(uuid), name=f"off:{uuid}")
+
+    async def _power_off_quietly(self, uuid: str) -> None:
+        await self.introspector.power_off(uuid, why="introspection failed")
+
+    # --- reapply --------------------------------------------------------------------------
+
+    async def reapply(self, uuid: str, new_data: Any | None) -> None:
+        """Run the hooks again on stored (or given) raw data; no power action."""
+        intro = await self.cache.get(uuid)
+        if new_data is not None:
+            formats.normalize(new_data)  # refuse bad data before anything changes
+        elif not self.conf.processing.store_data:
+            raise Invalid("Cannot reapply: [processing] store_data is off, so no raw data "
+                          "is kept; post the data in the request body")
+        else:
+            await self.cache.get_data(uuid, processed=False)  # 404 when none
+        if not await self.cache.transition(uuid, "reapply", owner=self.cache.owner):
+            raise Invalid(f"Can not reapply introspection of node {uuid} in state "
+                          f"\"{intro.state}\" (only finished or error)")
+        if new_data is not None:
+            await self.cache.store_data(None, uuid, new_data, processed=False)
+        self.workers.spawn(lambda: self.run_reapply(uuid), name=f"reapply:{uuid}")
+
+    async def run_reapply(self, uuid: str) -> None:
+        if await self._rerun(uuid, "Reapply failed"):
+            await self.cache.transition(uuid, "finish")
+
+    async def run_reapply_from_processing(self, uuid: str) -> None:
+        """After a restart in the middle of processing: process the stored report again,
+        then power off and finish as the interrupted run would have."""
+        if await self._rerun(uuid, "Processing after a restart failed"):
+            await self.finish(uuid)
+
+    async def _rerun(self, uuid: str, what: str) -> bool:
+        try:
+            raw = dict(await self.cache.get_data(uuid, processed=False))
+            raw.pop("logs", None)
+            ctx = ProcessingContext(self.conf, formats.normalize(raw))
+            failures = self._run(ctx, "before_processing")
+            if failures:
+                raise Invalid("; ".join(failures))
+            await self._update_node(uuid, ctx)
+        except IronsightError as exc:
+            await self._end_with_error(uuid, f"{what}: {exc}")
+            return False
+        return True
+
+    # --- ramdisk logs ---------------------------------------------------------------------
+
+    def _store_logs(self, uuid: str, logs: Any, *, failed: bool) -> None:
+        """Write the ramdisk's logs to their own file (never to the service log)."""
+        if not logs or not (failed or self.conf.introspection.always_store_ramdisk_logs):
+            return
+        try:
+            blob = base64.b64decode(str(logs), validate=True)
+        except (binascii.Error, ValueError):
+            LOG.warning("Node %s: ramdisk logs are not valid base64; not stored", uuid)
+            return
+        directory: Path = self.conf.ramdisk_logs_dir
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S.%f")
+        path = directory / f"{uuid}_{stamp}.tar.gz"
+        path.write_bytes(blob)
+        LOG.info("Node %s: ramdisk logs stored in %s", uuid, path)
