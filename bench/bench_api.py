@@ -42,15 +42,18 @@ def proc_stat(pid: int) -> tuple[float, float]:
     return cpu, rss
 
 
-def start_service(state: Path, port: int, db_url: str | None) -> subprocess.Popen[bytes]:
+def start_service(state: Path, port: int, db_url: str | None,
+                  extra: str = "") -> subprocess.Popen[bytes]:
     conf = state / "bench.conf"
-    lines = [f"[DEFAULT]\nstate_dir = {state}\n", f"[api]\nport = {port}\n",
-             "[conductor]\nsync_power_state_interval = 0\n"]
+    debug = "debug = true\n" if os.environ.get("BENCH_DEBUG") else ""
+    lines = [f"[DEFAULT]\nstate_dir = {state}\n{debug}", f"[api]\nport = {port}\n",
+             "[conductor]\nsync_power_state_interval = 0\n", extra]
     if db_url:
         lines.append(f"[database]\nconnection = {db_url}\n")
     conf.write_text("".join(lines))
+    only = [] if "[introspection]" in extra else ["--only", "baremetal"]
     proc = subprocess.Popen([sys.executable, "-m", "ironsight.cli", "serve", "--config-file",
-                             str(conf)], stdout=open(state / "service.log", "wb"),  # noqa: SIM115
+                             str(conf), *only], stdout=open(state / "service.log", "wb"),  # noqa: SIM115
                             stderr=subprocess.STDOUT)
     for _ in range(150):
         with socket.socket() as sock:

@@ -7,15 +7,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 
 from . import __version__, cmdline, document, post
 
 EXIT_OK, EXIT_POST_FAILED, EXIT_NO_URL = 0, 1, 2
 
 
+class _Formatter(argparse.HelpFormatter):
+    """Width from $COLUMNS: argparse's own lookup imports shutil (with bz2, lzma), and
+    it builds a formatter for every add_argument, help or not."""
+
+    def __init__(self, prog: str) -> None:
+        columns = os.environ.get("COLUMNS", "")
+        super().__init__(prog, width=(int(columns) if columns.isdigit() else 80) - 2)
+
+
 def parser(prog: str | None = None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog=prog or "ironsight-agent",
+        prog=prog or "ironsight-agent", formatter_class=_Formatter,
         description="Collect this machine's hardware inventory (ironic-python-agent format) "
                     "and post it to the inspection service.")
     p.add_argument("--print", dest="print_only", action="store_true",
@@ -50,7 +60,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if doc.get("error"):
         post.log(f"error: {doc['error']}")
     if args.print_only:
-        print(json.dumps(doc, indent=2, sort_keys=False))
+        print(json.dumps(doc, indent=2))
         return EXIT_OK
     return _deliver(json.dumps(doc).encode(), urls, args)
 

@@ -4,7 +4,7 @@ Only interfaces backed by a device are listed (as IPA does): `lo`, bridges, bond
 ifb and other virtual interfaces have no `device` link.
 
 Addresses, in order of preference:
-1. live system: `ip -j addr` (iproute2; busybox's `ip` has no JSON and fails);
+1. live system: `ip -j addr` (iproute2; busybox's `ip` has no JSON: not run);
 2. fixture tree: `<root>/ip-addr.json`, a saved `ip -j addr` output (our own
    convention: no such file exists on a real system);
 3. otherwise what is readable: IPv6 from `/proc/net/if_inet6`, IPv4 with the
@@ -37,10 +37,10 @@ def collect(root: str = "/", warnings: list[str] | None = None) -> list[dict[str
     interfaces = []
     for name in names:
         interface = _interface(os.path.join(base, name), name, addrs.get(name, (None, None)))
-        if interface is None and warnings is not None:
-            warnings.append(f"interface {name}: no readable MAC address, skipped")
-        elif interface is not None:
+        if interface is not None:
             interfaces.append(interface)
+        elif warnings is not None:
+            warnings.append(f"interface {name}: no readable MAC address, skipped")
     return interfaces
 
 
@@ -102,7 +102,10 @@ def addresses(root: str, names: list[str]) -> Addresses:
 
 def _ip_json(root: str) -> list[object] | None:
     if is_live(root):
-        output = run(["ip", "-j", "addr", "show"], timeout=5) if which("ip") else None
+        ip = which("ip")
+        # busybox's ip (the ramdisk's) has no JSON output: spare the fork and the import
+        usable = ip is not None and not os.path.realpath(ip).endswith("/busybox")
+        output = run([ip, "-j", "addr", "show"], timeout=5) if ip and usable else None
     else:
         output = read(join(root, IP_JSON_FIXTURE))
     try:

@@ -39,8 +39,11 @@ def post(url: str, body: bytes, *, attempts: int = ATTEMPTS, delay: float = DELA
     import urllib.request  # imported here: `--print` never pays for it
 
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    request = urllib.request.Request(url, data=body, method="POST", headers={
-        "Content-Type": "application/json", "Accept": "application/json"})
+    try:
+        request = urllib.request.Request(url, data=body, method="POST", headers={
+            "Content-Type": "application/json", "Accept": "application/json"})
+    except ValueError as exc:  # unknown URL type, malformed URL
+        raise PostError(f"invalid callback URL {url!r}: {exc}") from None
     wait = delay
     for attempt in range(1, max(attempts, 1) + 1):
         try:
@@ -52,8 +55,6 @@ def post(url: str, body: bytes, *, attempts: int = ATTEMPTS, delay: float = DELA
                 raise PostError(message) from None
         except (OSError, http.client.HTTPException) as exc:  # URLError is an OSError
             message = f"cannot reach {url}: {getattr(exc, 'reason', None) or exc}"
-        except ValueError as exc:  # unknown URL type, malformed URL
-            raise PostError(f"invalid callback URL {url!r}: {exc}") from None
         if attempt >= attempts:
             raise PostError(f"{message} (gave up after {attempt} attempts)")
         log(f"{message}; retrying in {wait:g} s")

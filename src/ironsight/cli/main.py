@@ -14,11 +14,12 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from ironsight.cli import client, introspection, server
+    from ironsight.cli import agent, client, introspection, server
 
     server.register(cli)
     client.register(cli)
     introspection.register(cli)
+    agent.register(cli)
 
 
 def main() -> None:

@@ -8,7 +8,6 @@ import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any
 
 from starlette.applications import Starlette
 
@@ -33,12 +32,12 @@ def upgrade_database(conf: Config) -> None:
 
 
 class DiscoverdService:
-    def __init__(self, conf: Config, ironic_transport: Any = None) -> None:
+    def __init__(self, conf: Config) -> None:
         self.conf = conf
         self.db = Database(conf.discoverd_database_url, pool_size=conf.database.pool_size,
                            busy_timeout_ms=conf.database.sqlite_busy_timeout)
         self.cache = NodeCache(self.db)
-        self.ironic = Ironic(conf, transport=ironic_transport)
+        self.ironic = Ironic(conf)
         self.workers = WorkerPool(1000)
         self.introspector = Introspector(conf, self.cache, self.ironic, self.workers)
         self.processor = Processor(conf, self.cache, self.ironic, load_hooks(conf),
