@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-import loadgen  # noqa: E402
-from bench_api import free_port, proc_stat, start_service  # noqa: E402
+import loadgen
+from bench_api import free_port, proc_stat, start_service
 
 BM = {"X-OpenStack-Ironic-API-Version": "1.115"}
 
@@ -163,11 +163,13 @@ def main() -> None:
                 (state / "service.log").rename(os.environ["BENCH_KEEP_LOG"])
     n = args.nodes
     print(f"nodes={n} db={'postgresql' if args.db_url else 'sqlite'}")
-    print(f"  total (start → all finished)   {r['total']:6.2f} s   ({r['total'] / n * 1000:.1f} ms/node)")
+    per_node = r["total"] / n * 1000
+    print(f"  total (start → all finished)   {r['total']:6.2f} s   ({per_node:.1f} ms/node)")
     print(f"    start all → all waiting       {r['start']:6.2f} s")
     print(f"    callbacks → all finished      {r['callbacks']:6.2f} s")
     print(f"  callback latency               p50 {r['cb_p50']:.1f} ms   p95 {r['cb_p95']:.1f} ms")
-    print(f"  server CPU                     {r['cpu']:6.2f} s   ({r['cpu'] / n * 1000:.1f} ms/node)")
+    cpu_node = r["cpu"] / n * 1000
+    print(f"  server CPU                     {r['cpu']:6.2f} s   ({cpu_node:.1f} ms/node)")
     print(f"  RSS after                      {r['rss']:6.1f} MiB")
 
 

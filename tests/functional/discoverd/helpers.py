@@ -64,7 +64,7 @@ async def make_node(bm: httpx.AsyncClient, *, nics: int = 2, ports: int | None =
 def ipa_payload(m: Machine, *, pxe: int | None = 0, ips: dict[int, str] | None = None,
                 cpus: Any = 8, arch: str = "x86_64", memory_mb: Any = 16384,
                 disks_gib: tuple[int, ...] = (500, 1000), boot_mode: str = "uefi",
-                flags: tuple[str, ...] = ("fpu", "vmx", "aes"), bmc: str | None | bool = True,
+                flags: tuple[str, ...] = ("fpu", "vmx", "aes"), bmc: str | bool | None = True,
                 macs: list[str] | None = None, **extra: Any) -> dict[str, Any]:
     """An ironic-python-agent report for machine `m` (reference/ironic-peer.md §3).
     `ips` maps NIC index to its IPv4 address (default: only the PXE NIC has one)."""

@@ -9,8 +9,8 @@ from .conftest import BOTH_DBS
 from .helpers import (
     error_message,
     ipa_payload,
-    make_node,
     mac,
+    make_node,
     node,
     snapshot,
     start,
