@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import os
 import socket
 import subprocess
@@ -31,9 +32,17 @@ class ServiceProcess:
         self.state_dir = state_dir
         self.port = free_tcp_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.di_port = free_tcp_port()
+        self.di_url = f"http://127.0.0.1:{self.di_port}"
+        parser = configparser.ConfigParser(default_section="\x00none", interpolation=None)
+        parser.read_dict({"DEFAULT": {"state_dir": str(state_dir)},
+                          "api": {"port": str(self.port)},
+                          "introspection": {"port": str(self.di_port),
+                                            "ironic_url": self.url}})
+        parser.read_string(extra_conf)  # later values win, sections merge
         self.conf = state_dir / "ironsight.conf"
-        self.conf.write_text(f"[DEFAULT]\nstate_dir = {state_dir}\n[api]\nport = {self.port}\n"
-                             + extra_conf)
+        with open(self.conf, "w") as fh:
+            parser.write(fh)
         self.log = state_dir / "service.log"
         self.proc: subprocess.Popen[bytes] | None = None
 

@@ -19,6 +19,8 @@ from .conftest import PG_URL, ServiceProcess, drop_pg_database, fresh_pg_databas
 
 H = {"X-OpenStack-Ironic-API-Version": "1.115"}
 
+Replicas = list[ServiceProcess]
+
 pytestmark = pytest.mark.skipif(not PG_URL, reason="IRONSIGHT_TEST_PG_URL is not set")
 
 
@@ -29,14 +31,25 @@ def shared_db() -> Iterator[str]:
     drop_pg_database(url)
 
 
-def replica(tmp_path: Path, name: str, db_url: str) -> ServiceProcess:
+@pytest.fixture
+def replicas() -> Iterator[Replicas]:
+    """Every replica a test starts is stopped at its end, whatever happens."""
+    started: list[ServiceProcess] = []
+    yield started
+    for svc in started:
+        svc.stop()
+
+
+def replica(tmp_path: Path, name: str, db_url: str, started: Replicas) -> ServiceProcess:
     state = tmp_path / name
     state.mkdir()
-    return ServiceProcess(state, extra_conf=(
+    svc = ServiceProcess(state, extra_conf=(
         f"[database]\nconnection = {db_url}\n"
         f"[conductor]\nheartbeat_interval = 0.5\nheartbeat_timeout = 3\n"
         "sync_power_state_interval = 0\n"
-        "[ipmi]\ncommand_timeout = 30\nretries = 0\n")).start()
+        "[ipmi]\ncommand_timeout = 30\nretries = 0\n"))
+    started.append(svc)
+    return svc.start()
 
 
 def silent_bmc_port() -> int:
@@ -66,65 +79,54 @@ def until(predicate: Any, timeout: float) -> Any:
     raise AssertionError("condition not met in time")
 
 
-def test_replicas_see_each_others_nodes(tmp_path: Path, shared_db: str) -> None:
-    a, b = replica(tmp_path, "a", shared_db), replica(tmp_path, "b", shared_db)
-    try:
-        node = httpx.post(f"{a.url}/v1/nodes", headers=H, json={"driver": "fake"}).json()
-        httpx.put(f"{b.url}/v1/nodes/{node['uuid']}/states/provision", headers=H,
-                  json={"target": "manage"})
-        until(lambda: httpx.get(f"{a.url}/v1/nodes/{node['uuid']}", headers=H)
-              .json()["provision_state"] == "manageable", 10)
-    finally:
-        a.stop()
-        b.stop()
+@pytest.fixture
+def two(tmp_path: Path, shared_db: str, replicas: Replicas) -> tuple[ServiceProcess, ...]:
+    return (replica(tmp_path, "a", shared_db, replicas),
+            replica(tmp_path, "b", shared_db, replicas))
 
 
-def test_lock_taken_by_one_replica_is_409_on_the_other(tmp_path: Path, shared_db: str) -> None:
-    a, b = replica(tmp_path, "a", shared_db), replica(tmp_path, "b", shared_db)
-    try:
-        node = busy_node(a.url)
-        resp = httpx.patch(f"{b.url}/v1/nodes/{node['uuid']}", headers=H,
-                           json=[{"op": "add", "path": "/extra/x", "value": 1}])
-        assert resp.status_code == 409
-        assert "is locked by host" in resp.text
-    finally:
-        a.stop()
-        b.stop()
+def test_replicas_see_each_others_nodes(two: tuple[ServiceProcess, ...]) -> None:
+    a, b = two
+    node = httpx.post(f"{a.url}/v1/nodes", headers=H, json={"driver": "fake"}).json()
+    httpx.put(f"{b.url}/v1/nodes/{node['uuid']}/states/provision", headers=H,
+              json={"target": "manage"})
+    until(lambda: httpx.get(f"{a.url}/v1/nodes/{node['uuid']}", headers=H)
+          .json()["provision_state"] == "manageable", 10)
 
 
-def test_killed_replica_releases_its_locks_through_the_survivor(tmp_path: Path,
-                                                                shared_db: str) -> None:
-    a, b = replica(tmp_path, "a", shared_db), replica(tmp_path, "b", shared_db)
-    try:
-        node = busy_node(a.url)
-        url = f"{b.url}/v1/nodes/{node['uuid']}"
-        assert httpx.get(url, headers=H).json()["provision_state"] == "verifying"
-        assert a.proc is not None
-        os.kill(a.proc.pid, signal.SIGKILL)  # no clean-up: the lock stays behind
-        a.proc.wait()
-        doc = until(lambda: (d := httpx.get(url, headers=H).json())["reservation"] is None
-                    and d, 15)
-        assert doc["provision_state"] == "enroll"
-        assert "died" in doc["last_error"]
-    finally:
-        a.stop()
-        b.stop()
+def test_lock_taken_by_one_replica_is_409_on_the_other(two: tuple[ServiceProcess, ...]) -> None:
+    a, b = two
+    node = busy_node(a.url)
+    resp = httpx.patch(f"{b.url}/v1/nodes/{node['uuid']}", headers=H,
+                       json=[{"op": "add", "path": "/extra/x", "value": 1}])
+    assert resp.status_code == 409
+    assert "is locked by host" in resp.text
 
 
-def test_restart_on_the_same_host_recovers_locks_at_once(tmp_path: Path,
-                                                         shared_db: str) -> None:
-    a = replica(tmp_path, "a", shared_db)
-    try:
-        node = busy_node(a.url)
-        assert a.proc is not None
-        os.kill(a.proc.pid, signal.SIGKILL)
-        a.proc.wait()
-        started = time.monotonic()
-        b = replica(tmp_path, "b", shared_db)  # same host: the dead pid is noticed at start
-        doc = httpx.get(f"{b.url}/v1/nodes/{node['uuid']}", headers=H).json()
-        assert doc["reservation"] is None
-        assert doc["provision_state"] == "enroll"
-        assert time.monotonic() - started < 10
-        b.stop()
-    finally:
-        a.stop()
+def test_killed_replica_releases_its_locks_through_the_survivor(
+        two: tuple[ServiceProcess, ...]) -> None:
+    a, b = two
+    node = busy_node(a.url)
+    url = f"{b.url}/v1/nodes/{node['uuid']}"
+    assert httpx.get(url, headers=H).json()["provision_state"] == "verifying"
+    assert a.proc is not None
+    os.kill(a.proc.pid, signal.SIGKILL)  # no clean-up: the lock stays behind
+    a.proc.wait()
+    doc = until(lambda: (d := httpx.get(url, headers=H).json())["reservation"] is None and d, 15)
+    assert doc["provision_state"] == "enroll"
+    assert "died" in doc["last_error"]
+
+
+def test_restart_on_the_same_host_recovers_locks_at_once(tmp_path: Path, shared_db: str,
+                                                         replicas: Replicas) -> None:
+    a = replica(tmp_path, "a", shared_db, replicas)
+    node = busy_node(a.url)
+    assert a.proc is not None
+    os.kill(a.proc.pid, signal.SIGKILL)
+    a.proc.wait()
+    started = time.monotonic()
+    b = replica(tmp_path, "b", shared_db, replicas)  # same host: the dead pid is seen at start
+    doc = httpx.get(f"{b.url}/v1/nodes/{node['uuid']}", headers=H).json()
+    assert doc["reservation"] is None
+    assert doc["provision_state"] == "enroll"
+    assert time.monotonic() - started < 10

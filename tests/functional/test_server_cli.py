@@ -86,7 +86,8 @@ def _port_busy(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-@pytest.mark.skipif(_port_busy(6385), reason="something already listens on 127.0.0.1:6385")
+@pytest.mark.skipif(_port_busy(6385) or _port_busy(5050),
+                    reason="something already listens on 127.0.0.1:6385 or :5050")
 def test_serve_without_config_uses_embedded_defaults(tmp_path: Path) -> None:
     env = {**os.environ, "IRONSIGHT_STATE_DIR": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "ironsight.cli", "serve"], env=env,
@@ -101,7 +102,9 @@ def test_serve_without_config_uses_embedded_defaults(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline, "service did not start on :6385"
                 time.sleep(0.1)
         assert doc["default_version"]["version"] == "1.115"
+        assert httpx.get("http://127.0.0.1:5050/", timeout=5).json()["versions"][0]["id"] == "1.18"
         assert (tmp_path / "ironsight.sqlite").exists()
+        assert (tmp_path / "discoverd.sqlite").exists()
     finally:
         proc.terminate()
         assert proc.wait(15) == 0

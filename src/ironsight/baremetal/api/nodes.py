@@ -143,7 +143,7 @@ async def patch_node(ctx: Ctx) -> Any:
         changes = {k: v for k, v in new.items() if v != row[k]}
         if changes:
             event = "Node updated: " + ", ".join(sorted(changes))
-            await task.save(event, event_type="update", **changes)
+            await task.save(event, event_type="update", release=True, **changes)
         return 200, _full_doc(ctx, task.node)
     finally:
         await task.release()

@@ -121,7 +121,7 @@ class Conductor:
             elif verb == "abort":
                 await self._abort(task)
             else:  # manage from inspect failed / available, provide
-                await task.transition(verb)
+                await task.transition(verb, release=True)
         finally:
             if not spawned:
                 await task.release()
@@ -134,9 +134,10 @@ class Conductor:
             driver.management.validate(ctx)
             power = await driver.power.get_power_state(ctx)
         except IronsightError as exc:
-            await task.transition("fail", last_error=f"Failed to verify node: {exc}")
+            await task.transition("fail", last_error=f"Failed to verify node: {exc}",
+                                  release=True)
             return
-        await task.transition("done", power_state=power)
+        await task.transition("done", power_state=power, release=True)
 
     async def _inspect(self, task: NodeTask) -> None:
         driver = self.driver_for(task.node)
@@ -144,12 +145,13 @@ class Conductor:
         try:
             new_state = await driver.inspect.inspect_hardware(task.context)
         except IronsightError as exc:
-            await task.transition("fail", last_error=f"Failed to inspect hardware: {exc}")
+            await task.transition("fail", last_error=f"Failed to inspect hardware: {exc}",
+                                  release=True)
             return
         if new_state == states.INSPECTWAIT:
-            await task.transition("wait", target=states.MANAGEABLE)
+            await task.transition("wait", target=states.MANAGEABLE, release=True)
         else:
-            await task.transition("done", inspection_finished_at=dbapi.utcnow())
+            await task.transition("done", inspection_finished_at=dbapi.utcnow(), release=True)
 
     async def _abort(self, task: NodeTask) -> None:
         node = task.node
@@ -193,11 +195,11 @@ class Conductor:
         except IronsightError as exc:
             msg = f"Failed to change power state to '{target}': {exc}"
             LOG.error("Node %s: %s", task.uuid, msg)
-            await task.save(msg, severity="ERROR", event_type="power",
+            await task.save(msg, severity="ERROR", event_type="power", release=True,
                             target_power_state=None, last_error=msg)
             return
         final = states.POWER_ON if target == states.REBOOT else target
-        await task.save(f"Power state is now {final}", event_type="power",
+        await task.save(f"Power state is now {final}", event_type="power", release=True,
                         power_state=final, target_power_state=None, power_synced_at=None)
 
     async def set_boot_device(self, ident: str, device: str, persistent: bool) -> None:
@@ -210,7 +212,7 @@ class Conductor:
             driver.management.validate(task.context)
             await driver.management.set_boot_device(task.context, device, persistent)
             await task.save(f"Boot device set to {device} (persistent={persistent})",
-                            event_type="management")
+                            event_type="management", release=True)
         finally:
             await task.release()
 

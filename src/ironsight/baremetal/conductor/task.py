@@ -43,19 +43,26 @@ class NodeTask:
                            power_state=self.node["power_state"], name=self.node["name"])
 
     async def save(self, event: str | None = None, *, severity: str = "INFO",
-                   event_type: str = "provisioning", **values: Any) -> None:
-        """Update the node (and its history) in one transaction."""
+                   event_type: str = "provisioning", release: bool = False,
+                   **values: Any) -> None:
+        """Update the node (and its history) in one transaction; with `release`, give the
+        lock back in the same UPDATE (one write instead of two on the hot path)."""
         if "provision_state" in values:
             values.setdefault("provision_updated_at", dbapi.utcnow())
+        if release and not self.released:
+            values["reservation"] = None
         async with self.db.begin() as conn:
             await dbapi.update_node(conn, self.node["id"], values)
             if event:
                 await dbapi.add_history(conn, self.node["id"], event, severity=severity,
                                         event_type=event_type, conductor=self.owner)
         self.node.update(values)
+        if release:
+            self.released = True
 
     async def transition(self, event: str, *, target: str | None = None,
-                         last_error: str | None = None, **values: Any) -> str:
+                         last_error: str | None = None, release: bool = False,
+                         **values: Any) -> str:
         """Apply a state machine event and record it."""
         source = self.node["provision_state"]
         new = states.next_state(source, event)
@@ -65,7 +72,7 @@ class NodeTask:
         text = f"Provision state changed from {source} to {new} ({event})"
         if last_error:
             text += f": {last_error}"
-        await self.save(text, severity=severity, provision_state=new,
+        await self.save(text, severity=severity, provision_state=new, release=release,
                         target_provision_state=target, last_error=last_error, **values)
         LOG.info("Node %s: %s", self.uuid, text)
         return new

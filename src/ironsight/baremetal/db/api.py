@@ -4,10 +4,11 @@ callers decide the transaction; nothing here commits."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -83,12 +84,36 @@ def _node_where(ident: str) -> Any:
     return nodes.c.name == ident
 
 
-async def get_node(conn: AsyncConnection, ident: str, columns: Sequence[Any] | None = None,
-                   *, for_update: bool = False) -> Row:
-    query = select(*(columns or nodes.c)).where(_node_where(ident))
-    if for_update and conn.dialect.name == "postgresql":
-        query = query.with_for_update()
-    row = (await conn.execute(query)).mappings().first()
+def _by_ident(ident: str) -> tuple[str, str]:
+    """(which prebuilt statement, its parameter): by UUID or by name."""
+    return ("uuid", ident.lower()) if is_uuid_like(ident) else ("name", ident)
+
+
+# Hot statements, built once with bound parameters (see the note on _INSERT_NODE).
+_GET = {key: select(nodes).where(nodes.c[key] == bindparam("ident")) for key in ("uuid", "name")}
+_RESERVE = {key: update(nodes).where(nodes.c[key] == bindparam("ident"),
+                                     nodes.c.reservation.is_(None))
+            .values(reservation=bindparam("owner")).returning(*nodes.c)
+            for key in ("uuid", "name")}
+_RELEASE = (update(nodes).where(nodes.c.id == bindparam("node_id"),
+                                nodes.c.reservation == bindparam("owner"))
+            .values(reservation=None))
+
+
+@functools.lru_cache(maxsize=256)
+def _update_statement(keys: tuple[str, ...]) -> Any:
+    return update(nodes).where(nodes.c.id == bindparam("_node_id")).values(
+        {key: bindparam(f"_v_{key}") for key in keys})
+
+
+async def get_node(conn: AsyncConnection, ident: str,
+                   columns: Sequence[Any] | None = None) -> Row:
+    if columns:
+        query = select(*columns).where(_node_where(ident))
+        row = (await conn.execute(query)).mappings().first()
+    else:
+        key, value = _by_ident(ident)
+        row = (await conn.execute(_GET[key], {"ident": value})).mappings().first()
     if row is None:
         raise NotFound(f"Node {ident} could not be found.")
     return dict(row)
@@ -147,8 +172,11 @@ async def list_nodes(conn: AsyncConnection, *, columns: Sequence[Any], filters: 
 
 async def update_node(conn: AsyncConnection, node_id: int, values: Row) -> None:
     values = {"updated_at": utcnow(), **values}
+    stmt = _update_statement(tuple(sorted(values)))
+    params = {f"_v_{key}": value for key, value in values.items()}
+    params["_node_id"] = node_id
     try:
-        await conn.execute(update(nodes).where(nodes.c.id == node_id).values(**values))
+        await conn.execute(stmt, params)
     except IntegrityError as exc:
         raise _duplicate(exc, "node", values) from None
 
@@ -168,17 +196,14 @@ async def count_nodes(conn: AsyncConnection) -> int:
 
 async def reserve_node(conn: AsyncConnection, ident: str, owner: str) -> Row | None:
     """Take the lock atomically; None when someone else holds it (or the node is gone)."""
-    result = await conn.execute(
-        update(nodes).where(_node_where(ident), nodes.c.reservation.is_(None))
-        .values(reservation=owner).returning(*nodes.c))
+    key, value = _by_ident(ident)
+    result = await conn.execute(_RESERVE[key], {"ident": value, "owner": owner})
     row = result.mappings().first()
     return dict(row) if row is not None else None
 
 
 async def release_node(conn: AsyncConnection, node_id: int, owner: str) -> bool:
-    result = await conn.execute(
-        update(nodes).where(nodes.c.id == node_id, nodes.c.reservation == owner)
-        .values(reservation=None))
+    result = await conn.execute(_RELEASE, {"node_id": node_id, "owner": owner})
     return bool(result.rowcount)
 
 
