@@ -80,18 +80,18 @@ async def wait_states(port: int, uuids: list[str], wanted: str, timeout: float) 
 
 
 async def setup(bm_port: int, nodes: int) -> list[str]:
-    uuids: list[str] = []
+    by_index: dict[int, str] = {}
     stamp = time.time_ns()
 
     def created(resp: loadgen.Response) -> None:
         assert resp.status == 201, resp.body
-        uuids.append(resp.json()["uuid"])
+        node = resp.json()
+        by_index[int(node["name"].split("-")[0][1:])] = node["uuid"]
 
     await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
         "POST", "/v1/nodes", {"driver": "fake", "name": f"b{i}-{stamp}",
                               "driver_info": {"ipmi_address": bmc(i)}}), created)
-    order = {u: i for i, u in enumerate(uuids)}
-    uuids.sort(key=order.__getitem__)
+    uuids = [by_index[i] for i in range(nodes)]
     await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
         "POST", "/v1/ports", {"address": mac(i, 0), "node_uuid": uuids[i]}))
     await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (

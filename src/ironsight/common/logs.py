@@ -14,5 +14,5 @@ def setup(debug: bool = False, log_file: str = "") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if debug else logging.INFO)
-    for noisy in ("pyghmi", "asyncssh", "httpx", "httpcore", "aiosqlite", "alembic"):
+    for noisy in ("pyghmi", "asyncssh", "httpx", "httpcore", "aiohttp", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

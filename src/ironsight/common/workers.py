@@ -24,17 +24,24 @@ class WorkerPool:
         if len(self._tasks) >= self.size:
             raise NoFreeWorker("No free conductor workers available")
 
-    def spawn(self, fn: Callable[[], Awaitable[None]], name: str) -> None:
+    def spawn(self, fn: Callable[[], Awaitable[None]], name: str,
+              on_crash: Callable[[Exception], Awaitable[None]] | None = None) -> None:
         """Run `fn` now. Callers check_free() before they change state, so that a full pool
-        refuses cleanly; a spawn right after such a check is never refused."""
+        refuses cleanly; a spawn right after such a check is never refused. `on_crash` lets
+        the caller leave its resource in a state an operator can act on."""
 
         async def run() -> None:
             try:
                 await fn()
             except asyncio.CancelledError:
                 raise
-            except Exception:
+            except Exception as exc:
                 LOG.exception("Worker %s crashed", name)
+                if on_crash is not None:
+                    try:
+                        await on_crash(exc)
+                    except Exception:
+                        LOG.exception("Worker %s: recording the crash failed", name)
 
         task = asyncio.get_running_loop().create_task(run(), name=name)
         self._tasks.add(task)

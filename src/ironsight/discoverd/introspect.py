@@ -62,6 +62,15 @@ class Introspector:
         # Called after lookup attributes change (the PXE filter listens, in a later step).
         self.on_change = on_change
 
+    def spawn(self, uuid: str, fn: Callable[[], Awaitable[None]], what: str) -> None:
+        """Run a background step of an introspection; if it crashes, the introspection ends
+        in error with the reason instead of staying in an active state until its timeout."""
+
+        async def crashed(exc: Exception) -> None:
+            await self.fail(uuid, f"Unexpected error during {what}: {exc}")
+
+        self.workers.spawn(fn, name=f"{what}:{uuid}", on_crash=crashed)
+
     async def start(self, ident: str, manage_boot: bool = True) -> str:
         node = await self.ironic.get_node(ident)
         uuid = str(node["uuid"])
@@ -84,7 +93,7 @@ class Introspector:
         await self.cache.start(uuid, manage_boot=manage_boot, macs=macs, bmc_addresses=bmcs)
         LOG.info("Node %s: introspection started (MACs %s, BMC %s)", uuid, macs, bmcs)
         await self._changed()
-        self.workers.spawn(lambda: self.boot(uuid, manage_boot), name=f"start:{uuid}")
+        self.spawn(uuid, lambda: self.boot(uuid, manage_boot), "start")
         return uuid
 
     async def boot(self, uuid: str, manage_boot: bool) -> None:
@@ -111,7 +120,7 @@ class Introspector:
             raise Invalid(f"Can not abort introspection of node {uuid} in state "
                           f"\"{intro.state}\" (only starting or waiting)")
         await self._changed()
-        self.workers.spawn(lambda: self.finish_abort(uuid), name=f"abort:{uuid}")
+        self.spawn(uuid, lambda: self.finish_abort(uuid), "abort")
 
     async def finish_abort(self, uuid: str) -> None:
         intro = await self.cache.get(uuid)
@@ -125,18 +134,18 @@ class Introspector:
         error message, or None."""
         try:
             await self.ironic.set_power(uuid, "power off")
-            delay = 0.05
+            delay = 0.1
             deadline = asyncio.get_running_loop().time() + 120
             while True:
-                node = await self.ironic.get_node(uuid)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                node = await self.ironic.get_power(uuid)
                 if node.get("power_state") == "power off" and not node.get("target_power_state"):
                     return None
                 if not node.get("target_power_state") and node.get("last_error"):
                     return f"Failed to power off node {uuid} ({why}): {node['last_error']}"
                 if asyncio.get_running_loop().time() > deadline:
                     return f"Node {uuid} did not power off within 120 s ({why})"
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
         except IronsightError as exc:
             LOG.warning("Node %s: power off after %s failed: %s", uuid, why, exc)
             return f"Failed to power off node {uuid} ({why}): {exc}"

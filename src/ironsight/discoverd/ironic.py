@@ -85,6 +85,11 @@ class Ironic:
     async def get_node(self, ident: str) -> dict[str, Any]:
         return dict(await self.call("GET", f"/v1/nodes/{ident}"))
 
+    async def get_power(self, uuid: str) -> dict[str, Any]:
+        """Only the fields a power-state wait needs (a fraction of a full node document)."""
+        return dict(await self.call("GET", f"/v1/nodes/{uuid}", params={
+            "fields": "uuid,power_state,target_power_state,last_error"}))
+
     async def validate_power(self, uuid: str) -> tuple[bool, str | None]:
         result = await self.call("GET", f"/v1/nodes/{uuid}/validate")
         power = result.get("power") or {}

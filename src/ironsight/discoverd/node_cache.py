@@ -8,6 +8,7 @@ any in-process lock.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import socket
 from collections import Counter
@@ -15,11 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from ironsight.common.db import Database
+from ironsight.common.db import Conn, Database
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
 from ironsight.common.process import pid_alive
 from ironsight.discoverd import states
@@ -57,6 +57,19 @@ class Introspection:
                    finished_at=row["finished_at"], error=row["error"],
                    manage_boot=row["manage_boot"], owner=row["owner"])
 
+
+@functools.lru_cache(maxsize=64)
+def _transition_statement(event: str, keys: tuple[str, ...]) -> Any:
+    return (update(introspections)
+            .where(introspections.c.uuid == bindparam("b_uuid"),
+                   introspections.c.state.in_(states.ALLOWED_FROM[event]))
+            .values({k: bindparam(f"v_{k}") for k in keys}))
+
+
+_DELETE_ATTRIBUTES = delete(attributes).where(attributes.c.uuid == bindparam("uuid"))
+_LOOKUP = select(attributes.c.uuid).where(or_(
+    and_(attributes.c.name == MAC, attributes.c.value.in_(bindparam("macs", expanding=True))),
+    and_(attributes.c.name == BMC, attributes.c.value.in_(bindparam("bmcs", expanding=True)))))
 
 _COLUMNS = (introspections.c.uuid, introspections.c.state, introspections.c.started_at,
             introspections.c.finished_at, introspections.c.error,
@@ -114,16 +127,11 @@ class NodeCache:
     async def lookup(self, macs: Iterable[str], bmc_addresses: Iterable[str]) -> str:
         """The one introspection whose attributes best match; ambiguity is an error."""
         macs, bmcs = sorted(set(macs)), sorted(set(a for a in bmc_addresses if a))
-        conds = []
-        if macs:
-            conds.append(and_(attributes.c.name == MAC, attributes.c.value.in_(macs)))
-        if bmcs:
-            conds.append(and_(attributes.c.name == BMC, attributes.c.value.in_(bmcs)))
-        if not conds:
+        if not macs and not bmcs:
             raise NotFound("Could not find a node: the data has no MAC address and no BMC "
                            "address to look it up by")
         async with self.db.read() as conn:
-            uuids = (await conn.execute(select(attributes.c.uuid).where(or_(*conds)))
+            uuids = (await conn.execute(_LOOKUP, {"macs": macs or [""], "bmcs": bmcs or [""]})
                      ).scalars().all()
         if not uuids:
             raise NotFound(f"Could not find a node under introspection for attributes "
@@ -190,13 +198,13 @@ class NodeCache:
             values.update(started_at=now, finished_at=None, error=None)
         elif event == "reapply":
             values.update(error=None)
+        params = {f"v_{k}": v for k, v in values.items()}
+        params["b_uuid"] = uuid
         async with self.db.begin() as conn:
-            result = await conn.execute(
-                update(introspections).where(introspections.c.uuid == uuid,
-                                             introspections.c.state.in_(states.ALLOWED_FROM[event]))
-                .values(**values))
+            result = await conn.execute(_transition_statement(event, tuple(sorted(values))),
+                                        params)
             if result.rowcount and target in states.FINAL:
-                await conn.execute(delete(attributes).where(attributes.c.uuid == uuid))
+                await conn.execute(_DELETE_ATTRIBUTES, {"uuid": uuid})
         return bool(result.rowcount)
 
     async def timed_out(self, deadline: dt.datetime) -> list[str]:
@@ -239,7 +247,7 @@ class NodeCache:
 
     # --- data -----------------------------------------------------------------------------
 
-    async def store_data(self, conn: AsyncConnection | None, uuid: str, payload: Any,
+    async def store_data(self, conn: Conn | None, uuid: str, payload: Any,
                          processed: bool) -> None:
         if conn is None:
             async with self.db.begin() as own:
@@ -247,7 +255,7 @@ class NodeCache:
         else:
             await self._store(conn, uuid, payload, processed)
 
-    async def _store(self, conn: AsyncConnection, uuid: str, payload: Any,
+    async def _store(self, conn: Conn, uuid: str, payload: Any,
                      processed: bool) -> None:
         await conn.execute(delete(data).where(data.c.uuid == uuid,
                                               data.c.processed == processed))

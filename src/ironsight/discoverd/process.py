@@ -71,7 +71,7 @@ class Processor:
         except IronsightError as exc:
             await self._end_with_error(uuid, f"Failed to process the ramdisk data: {exc}")
             raise
-        self.workers.spawn(lambda: self.finish(uuid), name=f"finish:{uuid}")
+        self.introspector.spawn(uuid, lambda: self.finish(uuid), "finish")
         return {"uuid": uuid}
 
     def _run(self, ctx: ProcessingContext, step: str) -> list[str]:
@@ -154,7 +154,7 @@ class Processor:
                           f"\"{intro.state}\" (only finished or error)")
         if new_data is not None:
             await self.cache.store_data(None, uuid, new_data, processed=False)
-        self.workers.spawn(lambda: self.run_reapply(uuid), name=f"reapply:{uuid}")
+        self.introspector.spawn(uuid, lambda: self.run_reapply(uuid), "reapply")
 
     async def run_reapply(self, uuid: str) -> None:
         if await self._rerun(uuid, "Reapply failed"):

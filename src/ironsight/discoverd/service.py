@@ -103,7 +103,7 @@ class DiscoverdService:
                 step = partial(self.processor.run_reapply, intro.uuid)
             else:  # processing: the node update may be half-applied; apply it again
                 step = partial(self._resume_processing, intro.uuid)
-            self.workers.spawn(step, name=f"resume-{intro.state}:{intro.uuid}")
+            self.introspector.spawn(intro.uuid, step, f"resume of {intro.state}")
         return resumed
 
     async def _resume_processing(self, uuid: str) -> None:

@@ -10,9 +10,9 @@ from typing import Any
 
 from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from ironsight.baremetal.db.models import conductors, history, nodes, ports
+from ironsight.common.db import Conn
 from ironsight.common.exceptions import Conflict, InvalidParameterValue, NotFound
 from ironsight.common.ids import is_uuid_like, new_uuid
 
@@ -61,7 +61,7 @@ _JSON_DEFAULTS = {"driver_info", "driver_internal_info", "properties", "extra",
                   "instance_info", "local_link_connection"}
 
 
-async def _insert(conn: AsyncConnection, stmt: Any, defaults: Row, values: Row,
+async def _insert(conn: Conn, stmt: Any, defaults: Row, values: Row,
                   what: str) -> Row:
     row = _full_row(defaults, {"created_at": utcnow(), "uuid": new_uuid(), **values})
     try:
@@ -73,7 +73,7 @@ async def _insert(conn: AsyncConnection, stmt: Any, defaults: Row, values: Row,
     return row
 
 
-async def create_node(conn: AsyncConnection, values: Row) -> Row:
+async def create_node(conn: Conn, values: Row) -> Row:
     return await _insert(conn, _INSERT_NODE, _NODE_DEFAULTS, {"maintenance": False, **values},
                          "node")
 
@@ -106,7 +106,7 @@ def _update_statement(keys: tuple[str, ...]) -> Any:
         {key: bindparam(f"_v_{key}") for key in keys})
 
 
-async def get_node(conn: AsyncConnection, ident: str,
+async def get_node(conn: Conn, ident: str,
                    columns: Sequence[Any] | None = None) -> Row:
     if columns:
         query = select(*columns).where(_node_where(ident))
@@ -119,14 +119,14 @@ async def get_node(conn: AsyncConnection, ident: str,
     return dict(row)
 
 
-async def get_node_by_id(conn: AsyncConnection, node_id: int) -> Row:
+async def get_node_by_id(conn: Conn, node_id: int) -> Row:
     row = (await conn.execute(select(nodes).where(nodes.c.id == node_id))).mappings().first()
     if row is None:
         raise NotFound(f"Node {node_id} could not be found.")
     return dict(row)
 
 
-async def _page(conn: AsyncConnection, table: Any, query: Any, conds: list[Any], *,
+async def _page(conn: Conn, table: Any, query: Any, conds: list[Any], *,
                 limit: int, marker: str | None, sort_key: str, sort_dir: str,
                 what: str) -> list[Row]:
     """Keyset pagination: rows after `marker` in (sort_key, id) order, at most `limit`."""
@@ -154,7 +154,7 @@ async def _page(conn: AsyncConnection, table: Any, query: Any, conds: list[Any],
     return [dict(r) for r in (await conn.execute(query.order_by(*order).limit(limit))).mappings()]
 
 
-async def list_nodes(conn: AsyncConnection, *, columns: Sequence[Any], filters: Row,
+async def list_nodes(conn: Conn, *, columns: Sequence[Any], filters: Row,
                      limit: int, marker: str | None, sort_key: str, sort_dir: str) -> list[Row]:
     conds = []
     for key, value in filters.items():
@@ -170,7 +170,7 @@ async def list_nodes(conn: AsyncConnection, *, columns: Sequence[Any], filters: 
                        sort_key=sort_key, sort_dir=sort_dir, what="node")
 
 
-async def update_node(conn: AsyncConnection, node_id: int, values: Row) -> None:
+async def update_node(conn: Conn, node_id: int, values: Row) -> None:
     values = {"updated_at": utcnow(), **values}
     stmt = _update_statement(tuple(sorted(values)))
     params = {f"_v_{key}": value for key, value in values.items()}
@@ -181,20 +181,20 @@ async def update_node(conn: AsyncConnection, node_id: int, values: Row) -> None:
         raise _duplicate(exc, "node", values) from None
 
 
-async def delete_node(conn: AsyncConnection, node_id: int) -> None:
+async def delete_node(conn: Conn, node_id: int) -> None:
     await conn.execute(delete(ports).where(ports.c.node_id == node_id))
     await conn.execute(delete(history).where(history.c.node_id == node_id))
     await conn.execute(delete(nodes).where(nodes.c.id == node_id))
 
 
-async def count_nodes(conn: AsyncConnection) -> int:
+async def count_nodes(conn: Conn) -> int:
     return int((await conn.execute(select(func.count()).select_from(nodes))).scalar_one())
 
 
 # --- reservations (node locks) --------------------------------------------------------------
 
 
-async def reserve_node(conn: AsyncConnection, ident: str, owner: str) -> Row | None:
+async def reserve_node(conn: Conn, ident: str, owner: str) -> Row | None:
     """Take the lock atomically; None when someone else holds it (or the node is gone)."""
     key, value = _by_ident(ident)
     result = await conn.execute(_RESERVE[key], {"ident": value, "owner": owner})
@@ -202,7 +202,7 @@ async def reserve_node(conn: AsyncConnection, ident: str, owner: str) -> Row | N
     return dict(row) if row is not None else None
 
 
-async def release_node(conn: AsyncConnection, node_id: int, owner: str) -> bool:
+async def release_node(conn: Conn, node_id: int, owner: str) -> bool:
     result = await conn.execute(_RELEASE, {"node_id": node_id, "owner": owner})
     return bool(result.rowcount)
 
@@ -210,7 +210,7 @@ async def release_node(conn: AsyncConnection, node_id: int, owner: str) -> bool:
 # --- ports ----------------------------------------------------------------------------------
 
 
-async def create_port(conn: AsyncConnection, values: Row) -> Row:
+async def create_port(conn: Conn, values: Row) -> Row:
     return await _insert(conn, _INSERT_PORT, _PORT_DEFAULTS, {"pxe_enabled": True, **values},
                          "port")
 
@@ -221,7 +221,7 @@ def _port_select(columns: Sequence[Any] | None) -> Any:
         nodes, nodes.c.id == ports.c.node_id)
 
 
-async def get_port(conn: AsyncConnection, ident: str) -> Row:
+async def get_port(conn: Conn, ident: str) -> Row:
     if not is_uuid_like(ident):
         raise NotFound(f"Port {ident} could not be found.")
     row = (await conn.execute(_port_select(None).where(ports.c.uuid == ident.lower()))
@@ -231,14 +231,25 @@ async def get_port(conn: AsyncConnection, ident: str) -> Row:
     return dict(row)
 
 
-async def list_ports(conn: AsyncConnection, *, filters: Row, limit: int, marker: str | None,
+_PORTS_OF_NODE = (select(*ports.c, nodes.c.uuid.label("node_uuid"))
+                  .join(nodes, nodes.c.id == ports.c.node_id)
+                  .where(ports.c.node_id == bindparam("node_id"))
+                  .order_by(ports.c.id).limit(bindparam("limit")))
+
+
+async def list_ports(conn: Conn, *, filters: Row, limit: int, marker: str | None,
                      sort_key: str, sort_dir: str) -> list[Row]:
+    if set(filters) == {"node_id"} and marker is None and (sort_key, sort_dir) == ("id", "asc"):
+        # The common case (a node's ports, as discoverd asks), from a prebuilt statement.
+        result = await conn.execute(_PORTS_OF_NODE, {"node_id": filters["node_id"],
+                                                     "limit": limit})
+        return [dict(r) for r in result.mappings()]
     conds = [PORT_COLUMNS[key] == value for key, value in filters.items()]
     return await _page(conn, ports, _port_select(None), conds, limit=limit, marker=marker,
                        sort_key=sort_key, sort_dir=sort_dir, what="port")
 
 
-async def ports_of_nodes(conn: AsyncConnection, node_ids: Iterable[int]) -> list[Row]:
+async def ports_of_nodes(conn: Conn, node_ids: Iterable[int]) -> list[Row]:
     ids = list(node_ids)
     if not ids:
         return []
@@ -246,7 +257,7 @@ async def ports_of_nodes(conn: AsyncConnection, node_ids: Iterable[int]) -> list
         _port_select(None).where(ports.c.node_id.in_(ids)).order_by(ports.c.id))).mappings()]
 
 
-async def update_port(conn: AsyncConnection, port_id: int, values: Row) -> None:
+async def update_port(conn: Conn, port_id: int, values: Row) -> None:
     values = {"updated_at": utcnow(), **values}
     try:
         await conn.execute(update(ports).where(ports.c.id == port_id).values(**values))
@@ -254,21 +265,21 @@ async def update_port(conn: AsyncConnection, port_id: int, values: Row) -> None:
         raise _duplicate(exc, "port", values) from None
 
 
-async def delete_port(conn: AsyncConnection, port_id: int) -> None:
+async def delete_port(conn: Conn, port_id: int) -> None:
     await conn.execute(delete(ports).where(ports.c.id == port_id))
 
 
 # --- history --------------------------------------------------------------------------------
 
 
-async def add_history(conn: AsyncConnection, node_id: int, event: str, *, severity: str = "INFO",
+async def add_history(conn: Conn, node_id: int, event: str, *, severity: str = "INFO",
                       event_type: str = "provisioning", conductor: str | None = None) -> None:
     await conn.execute(_INSERT_HISTORY, {
         "uuid": new_uuid(), "node_id": node_id, "created_at": utcnow(), "severity": severity,
         "event_type": event_type, "event": event, "conductor": conductor})
 
 
-async def list_history(conn: AsyncConnection, node_id: int, limit: int = 1000) -> list[Row]:
+async def list_history(conn: Conn, node_id: int, limit: int = 1000) -> list[Row]:
     query = (select(history).where(history.c.node_id == node_id)
              .order_by(history.c.id.asc()).limit(limit))
     return [dict(r) for r in (await conn.execute(query)).mappings()]
@@ -277,7 +288,7 @@ async def list_history(conn: AsyncConnection, node_id: int, limit: int = 1000) -
 # --- conductors -----------------------------------------------------------------------------
 
 
-async def register_conductor(conn: AsyncConnection, name: str, hostname: str, pid: int,
+async def register_conductor(conn: Conn, name: str, hostname: str, pid: int,
                              drivers: list[str]) -> None:
     now = utcnow()
     await conn.execute(delete(conductors).where(conductors.c.name == name))
@@ -285,15 +296,15 @@ async def register_conductor(conn: AsyncConnection, name: str, hostname: str, pi
         name=name, hostname=hostname, pid=pid, drivers=drivers, started_at=now, heartbeat_at=now))
 
 
-async def heartbeat(conn: AsyncConnection, name: str) -> bool:
+async def heartbeat(conn: Conn, name: str) -> bool:
     result = await conn.execute(update(conductors).where(conductors.c.name == name)
                                 .values(heartbeat_at=utcnow()))
     return bool(result.rowcount)
 
 
-async def unregister_conductor(conn: AsyncConnection, name: str) -> None:
+async def unregister_conductor(conn: Conn, name: str) -> None:
     await conn.execute(delete(conductors).where(conductors.c.name == name))
 
 
-async def list_conductors(conn: AsyncConnection) -> list[Row]:
+async def list_conductors(conn: Conn) -> list[Row]:
     return [dict(r) for r in (await conn.execute(select(conductors))).mappings()]
