@@ -71,12 +71,12 @@ class BaremetalService:
         for key, value in values.items():
             if key.endswith("_interface") and value is not None:
                 iface = key.removesuffix("_interface")
-                expected = driver.hw.interface_names.get(iface)
+                expected = driver.interface_names().get(iface)
                 if value != expected:
                     raise InvalidParameterValue(
                         f"{key}: interface {value!r} is not enabled for hardware type {name} "
                         f"(enabled: {expected})")
-        for iface, value in driver.hw.interface_names.items():
+        for iface, value in driver.interface_names().items():
             key = f"{iface}_interface"
             if key in INTERFACE_FIELDS and not values.get(key):
                 values[key] = value

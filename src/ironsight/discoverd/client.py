@@ -156,6 +156,10 @@ def _post(path: str) -> _Op[None]:
     yield _Call("POST", path)
 
 
+def _continue(data: Mapping[str, Any]) -> _Op[Any]:
+    return (yield _Call("POST", "/continue", body=data, has_body=True))
+
+
 def _reapply(uuid: str, data: Mapping[str, Any] | None) -> _Op[None]:
     path = _node_path(uuid, "data", "unprocessed")
     yield _Call("POST", path, body=data, has_body=data is not None)
@@ -397,6 +401,11 @@ class AsyncClient:
 
     async def reapply(self, uuid: str, data: Mapping[str, Any] | None = None) -> None:
         await self._run(_reapply(uuid, data))
+
+    async def continue_inspection(self, data: Mapping[str, Any]) -> Any:
+        """Hand a ramdisk's report to discoverd (the bare-metal API forwards newer ramdisks'
+        `/v1/continue_inspection` this way)."""
+        return await self._run(_continue(data))
 
     async def wait_for_finish(self, uuids: Iterable[str], retry_interval: float = 1,
                               max_retries: int = DEFAULT_MAX_RETRIES) -> dict[str, Status]:

@@ -147,7 +147,8 @@ async def test_inspect_with_fake_driver_returns_to_manageable(api: httpx.AsyncCl
     assert doc["inspection_finished_at"] is not None
 
 
-async def test_inspect_without_inspect_interface_is_refused(api: httpx.AsyncClient) -> None:
+async def test_inspect_with_discoverd_disabled_is_refused_with_explanation(
+        api: httpx.AsyncClient) -> None:
     node = await create_node(api, driver="pxe_ipmitool",
                              driver_info={"ipmi_address": "127.0.0.1"})
     await api.patch(f"/v1/nodes/{node['uuid']}",
@@ -157,7 +158,7 @@ async def test_inspect_without_inspect_interface_is_refused(api: httpx.AsyncClie
                     json=[{"op": "replace", "path": "/driver", "value": "pxe_ipmitool"}])
     resp = await api.put(f"/v1/nodes/{node['uuid']}/states/provision", json={"target": "inspect"})
     assert resp.status_code == 400
-    assert "does not support inspection" in fault(resp)
+    assert "[discoverd] enabled" in fault(resp)
     assert (await api.get(f"/v1/nodes/{node['uuid']}")).json()["provision_state"] == "manageable"
 
 

@@ -7,6 +7,7 @@ from importlib.metadata import entry_points
 import pytest
 
 from ironsight.baremetal.drivers.base import HardwareType, ManagementInterface, PowerInterface
+from ironsight.baremetal.drivers.discoverd_inspect import DiscoverdInspect
 from ironsight.baremetal.drivers.fake import FakeInspect
 from ironsight.common import config
 
@@ -27,21 +28,29 @@ def test_hardware_type_loads_by_its_name(name: str) -> None:
     assert isinstance(hardware.management(conf), ManagementInterface)
 
 
-def test_fake_has_fake_inspection() -> None:
+def test_fake_has_fake_inspection_when_discoverd_is_disabled() -> None:
     fake = load("fake")
-    assert fake.inspect is FakeInspect
-    assert fake.interface_names["inspect"] == "fake"
+    assert fake.inspect is not None
+    assert isinstance(fake.inspect(config.load()), FakeInspect)
     assert set(fake.interface_names.values()) == {"fake"}
+
+
+def test_fake_inspects_through_discoverd_when_enabled() -> None:
+    fake = load("fake")
+    assert fake.inspect is not None
+    conf = config.load(overrides={"discoverd": {"enabled": "true",
+                                                "service_url": "http://127.0.0.1:5050/v1"}})
+    assert isinstance(fake.inspect(conf), DiscoverdInspect)
 
 
 @pytest.mark.parametrize(("name", "interface"), [
     ("pxe_ipmitool", "ipmitool"), ("pxe_ipminative", "ipminative"), ("pxe_ssh", "ssh")])
-def test_real_types_name_their_interfaces(name: str, interface: str) -> None:
+def test_real_types_inspect_through_discoverd(name: str, interface: str) -> None:
     hardware = load(name)
-    assert hardware.inspect is None
+    assert hardware.inspect is DiscoverdInspect
     assert hardware.interface_names == {"power": interface, "management": interface,
                                         "boot": "pxe", "deploy": "fake",
-                                        "inspect": "no-inspect"}
+                                        "inspect": "discoverd"}
 
 
 @pytest.mark.parametrize(("name", "secrets"), [

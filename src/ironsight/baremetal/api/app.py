@@ -9,7 +9,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ironsight.baremetal.api import nodes, ports, root
+from ironsight.baremetal.api import nodes, ports, ramdisk, root
 from ironsight.baremetal.api.base import error_response
 from ironsight.common.exceptions import IronsightError
 
@@ -29,7 +29,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(svc: BaremetalService) -> Starlette:
-    app = Starlette(routes=[*root.routes, *nodes.routes, *ports.routes],
+    app = Starlette(routes=[*root.routes, *nodes.routes, *ports.routes, *ramdisk.routes],
                     exception_handlers={HTTPException: _http_error})
     app.state.svc = svc
     return app

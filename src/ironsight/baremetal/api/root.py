@@ -49,7 +49,7 @@ def _driver_doc(ctx: Ctx, name: str, detail: bool) -> dict[str, Any]:
         doc["load_error"] = svc.conductor.refused.get(name)
     if detail and loaded:
         drv = svc.conductor.drivers[name]
-        for iface, value in drv.hw.interface_names.items():
+        for iface, value in drv.interface_names().items():
             doc[f"default_{iface}_interface"] = value
             doc[f"enabled_{iface}_interfaces"] = [value]
     return doc

@@ -6,7 +6,6 @@ the database, any replica's API may act on any node; no RPC bus is needed.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -143,11 +142,13 @@ class Conductor:
         driver = self.driver_for(task.node)
         assert driver.inspect is not None
         try:
-            new_state = await driver.inspect.inspect_hardware(task.context)
+            new_state = await driver.inspect.inspect_hardware(task)
         except IronsightError as exc:
             await task.transition("fail", last_error=f"Failed to inspect hardware: {exc}",
                                   release=True)
             return
+        if task.released:
+            return  # the interface moved the node on and gave the lock up itself
         if new_state == states.INSPECTWAIT:
             await task.transition("wait", target=states.MANAGEABLE, release=True)
         else:
@@ -258,7 +259,9 @@ class Conductor:
 
     async def stop(self) -> None:
         await self.workers.drain(timeout=10)
-        await asyncio.sleep(0)
+        for driver in self.drivers.values():
+            if driver.inspect is not None:
+                await driver.inspect.close()
 
 
 def _context(node: dict[str, Any]) -> NodeContext:

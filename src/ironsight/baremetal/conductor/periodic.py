@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import logging
 import os
 import socket
@@ -43,6 +44,13 @@ class PeriodicTasks:
         self._every(conf.check_provision_state_interval, self.check_timeouts, "timeouts")
         if conf.sync_power_state_interval > 0:
             self._every(conf.sync_power_state_interval, self.sync_power_states, "power-sync")
+        seen: set[str] = set()
+        for driver in self.c.drivers.values():
+            for name, interval, fn in (driver.inspect.periodic_tasks() if driver.inspect
+                                       else []):
+                if name not in seen:  # shared by every hardware type using the interface
+                    seen.add(name)
+                    self._every(interval, functools.partial(fn, self.c), name)
 
     def _every(self, interval: float, fn: Callable[[], Awaitable[Any]], name: str) -> None:
         async def loop() -> None:

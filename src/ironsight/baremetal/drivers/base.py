@@ -9,12 +9,15 @@ stalls the event loop. Every BMC call is bounded by a timeout and reports failur
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ironsight.common.config import Config
 from ironsight.common.exceptions import InvalidParameterValue, MissingParameterValue
+
+if TYPE_CHECKING:
+    from ironsight.baremetal.conductor.task import NodeTask
 
 BOOT_DEVICE_PXE = "pxe"
 BOOT_DEVICE_DISK = "disk"
@@ -83,10 +86,20 @@ class ManagementInterface(BaseInterface):
 
 
 class InspectInterface(BaseInterface):
+    name = "inspect"
+
     @abc.abstractmethod
-    async def inspect_hardware(self, node: NodeContext) -> str:
-        """Start (or run) inspection; return the next provision state: 'manageable' when
-        done, 'inspect wait' when an outside service finishes it later."""
+    async def inspect_hardware(self, task: NodeTask) -> str:
+        """Start (or run) inspection of the locked node; return the next provision state:
+        'manageable' when done, 'inspect wait' when an outside service finishes it later.
+        An interface may move the node on and release the lock itself (DiscoverdInspect)."""
+
+    def periodic_tasks(self) -> list[tuple[str, float, Callable[[Any], Awaitable[Any]]]]:
+        """(unique name, interval, coroutine taking the conductor): started once each."""
+        return []
+
+    async def close(self) -> None:
+        """Release what the interface holds (connections) when the conductor stops."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,13 @@ class Driver:
     @property
     def name(self) -> str:
         return self.hw.name
+
+    def interface_names(self) -> dict[str, str]:
+        """What the node documents show; the inspect name follows the loaded interface."""
+        names = dict(self.hw.interface_names)
+        if self.inspect is not None:
+            names["inspect"] = self.inspect.name
+        return names
 
     def interfaces(self) -> dict[str, BaseInterface]:
         found: dict[str, BaseInterface] = {"power": self.power, "management": self.management}

@@ -68,6 +68,8 @@ class FakeInspect(InspectInterface):
     def validate(self, node: NodeContext) -> None:
         """Anything goes: the fake driver needs no driver_info."""
 
-    async def inspect_hardware(self, node: NodeContext) -> str:
+    name = "fake"
+
+    async def inspect_hardware(self, task: Any) -> str:
         """Inspection 'succeeds' at once, finding nothing."""
         return states.MANAGEABLE

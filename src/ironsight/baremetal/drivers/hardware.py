@@ -1,21 +1,28 @@
 """The hardware types, loaded by name through the `ironsight.hardware_types` entry points.
 
-Deployment is out of scope, so every type reports a fake deploy interface. Inspection is
-None for the real types here: in-band inspection (discoverd) is attached separately.
+Deployment is out of scope, so every type reports a fake deploy interface. Inspection is the
+seed's DiscoverdInspect for the PXE types; `fake` uses it too when `[discoverd] enabled` (so
+the whole flow can run without hardware), else its instant fake inspection.
 """
 
 from __future__ import annotations
 
-from ironsight.baremetal.drivers.base import HardwareType
+from ironsight.baremetal.drivers.base import HardwareType, InspectInterface
+from ironsight.baremetal.drivers.discoverd_inspect import DiscoverdInspect
 from ironsight.baremetal.drivers.fake import FakeInspect, FakeManagement, FakePower
 from ironsight.baremetal.drivers.ipminative import NativeIpmiManagement, NativeIpmiPower
 from ironsight.baremetal.drivers.ipmitool import IpmitoolManagement, IpmitoolPower
 from ironsight.baremetal.drivers.ssh import SshManagement, SshPower
+from ironsight.common.config import Config
 
 
-def _interface_names(power: str, inspect: str = "no-inspect") -> dict[str, str]:
+def _interface_names(power: str) -> dict[str, str]:
     return {"power": power, "management": power, "boot": "pxe", "deploy": "fake",
-            "inspect": inspect}
+            "inspect": DiscoverdInspect.name}
+
+
+def _fake_inspect(conf: Config) -> InspectInterface:
+    return DiscoverdInspect(conf) if conf.discoverd.enabled else FakeInspect(conf)
 
 
 fake = HardwareType(
@@ -23,7 +30,7 @@ fake = HardwareType(
     description="Fake power, management and inspection: instant, in memory, no hardware.",
     power=FakePower,
     management=FakeManagement,
-    inspect=FakeInspect,
+    inspect=_fake_inspect,
     interface_names={"power": "fake", "management": "fake", "boot": "fake", "deploy": "fake",
                      "inspect": "fake"},
 )
@@ -33,6 +40,7 @@ pxe_ipmitool = HardwareType(
     description="PXE boot; power and boot device through IPMI with the ipmitool program.",
     power=IpmitoolPower,
     management=IpmitoolManagement,
+    inspect=DiscoverdInspect,
     interface_names=_interface_names("ipmitool"),
 )
 
@@ -41,6 +49,7 @@ pxe_ipminative = HardwareType(
     description="PXE boot; power and boot device through IPMI with pyghmi (no ipmitool).",
     power=NativeIpmiPower,
     management=NativeIpmiManagement,
+    inspect=DiscoverdInspect,
     interface_names=_interface_names("ipminative"),
 )
 
@@ -50,5 +59,6 @@ pxe_ssh = HardwareType(
     "hypervisor (virsh).",
     power=SshPower,
     management=SshManagement,
+    inspect=DiscoverdInspect,
     interface_names=_interface_names("ssh"),
 )
