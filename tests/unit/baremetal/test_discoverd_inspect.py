@@ -1,0 +1,342 @@
+"""DiscoverdInspect with a mocked discoverd client: every branch the seed describes.
+
+The client is a stand-in here (the seed asks for unit tests with a mocked client); the real
+client and service are exercised in tests/functional/inspection/.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+import types
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ironsight.baremetal import states
+from ironsight.baremetal.db import api as dbapi
+from ironsight.baremetal.drivers.discoverd_inspect import (
+    DiscoverdDisabled,
+    DiscoverdInspect,
+    load_client,
+)
+from ironsight.baremetal.service import BaremetalService, upgrade_database
+from ironsight.common import config
+from ironsight.common.exceptions import DriverLoadError
+from ironsight.discoverd import client as real_client
+
+URL = "http://127.0.0.1:5050/v1"
+
+
+def conf_with(tmp_path: Path | None = None, **discoverd: str) -> config.Config:
+    sections: dict[str, dict[str, str]] = {"discoverd": discoverd}
+    if tmp_path is not None:
+        sections["DEFAULT"] = {"state_dir": str(tmp_path)}
+        sections["conductor"] = {"sync_power_state_interval": "0",
+                                 "enabled_hardware_types": "fake"}
+    return config.load(overrides=sections)
+
+
+class FakeClient:
+    """Records calls; answers from `statuses`; raises `fail_with` when set."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.statuses: dict[str, dict[str, Any]] = {}
+        self.fail_with: Exception | None = None
+
+    async def introspect(self, uuid: str) -> None:
+        self.calls.append(("introspect", uuid))
+        if self.fail_with:
+            raise self.fail_with
+
+    async def get_statuses(self, uuids: list[str]) -> dict[str, Any]:
+        self.calls.append(("get_statuses", list(uuids)))
+        if self.fail_with:
+            raise self.fail_with
+        return {u: self.statuses[u] for u in uuids if u in self.statuses}
+
+    async def abort(self, uuid: str) -> None:
+        self.calls.append(("abort", uuid))
+        if self.fail_with:
+            raise self.fail_with
+
+    async def aclose(self) -> None:
+        pass
+
+
+# --- loading (the seed's constructor checks) --------------------------------------------------
+
+
+def test_enabled_without_service_url_refuses_to_load() -> None:
+    with pytest.raises(DriverLoadError, match="service_url is not set"):
+        DiscoverdInspect(conf_with(enabled="true"))
+
+
+def test_enabled_with_client_that_cannot_be_imported_refuses_to_load() -> None:
+    with pytest.raises(DriverLoadError, match="cannot be imported"):
+        load_client(conf_with(enabled="true", service_url=URL), "no_such_discoverd_client")
+
+
+def test_enabled_with_old_client_refuses_to_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    old = types.ModuleType("old_discoverd_client")
+    old.__version_info__ = (0, 2, 0)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "old_discoverd_client", old)
+    with pytest.raises(DriverLoadError, match=r"version \(0, 2, 0\); 1.0.0 or newer"):
+        load_client(conf_with(enabled="true", service_url=URL), "old_discoverd_client")
+
+
+def test_enabled_with_client_without_version_refuses_to_load(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "bare_client", types.ModuleType("bare_client"))
+    with pytest.raises(DriverLoadError, match="version unknown"):
+        load_client(conf_with(enabled="true", service_url=URL), "bare_client")
+
+
+def test_enabled_with_good_client_loads() -> None:
+    inspect = DiscoverdInspect(conf_with(enabled="true", service_url=URL))
+    assert inspect.client_lib is real_client
+    assert real_client.__version_info__ >= (1, 0, 0)
+
+
+def test_disabled_skips_the_checks() -> None:
+    inspect = DiscoverdInspect(conf_with(enabled="false"))  # no service_url: not checked
+    assert inspect.client_lib is None
+    assert inspect.periodic_tasks() == []
+
+
+def test_disabled_validate_explains_how_to_enable() -> None:
+    with pytest.raises(DiscoverdDisabled, match=r"\[discoverd\] enabled = true") as raised:
+        DiscoverdInspect(conf_with(enabled="false")).validate(None)  # type: ignore[arg-type]
+    assert raised.value.code == 400
+
+
+def test_refusal_is_reported_by_the_loader(tmp_path: Path) -> None:
+    from ironsight.baremetal.drivers.loader import load_drivers
+
+    conf = config.load(overrides={"discoverd": {"enabled": "true"},
+                                  "conductor": {"enabled_hardware_types": "fake,pxe_ipmitool"}})
+    loaded, refused = load_drivers(conf)
+    assert "service_url is not set" in refused["pxe_ipmitool"]
+    assert "service_url is not set" in refused["fake"]
+    assert loaded == {}
+
+
+# --- inspect, poll, abort against a real conductor and database, mocked client ----------------
+
+
+@pytest.fixture
+async def svc(tmp_path: Path) -> AsyncIterator[BaremetalService]:
+    conf = conf_with(tmp_path, enabled="true", service_url=URL)
+    upgrade_database(conf)
+    service = BaremetalService(conf)
+    yield service
+    await service.stop()
+
+
+@pytest.fixture
+def client(svc: BaremetalService) -> FakeClient:
+    fake = FakeClient()
+    inspect = svc.conductor.drivers["fake"].inspect
+    assert isinstance(inspect, DiscoverdInspect)
+    inspect._client = fake
+    return fake
+
+
+async def managed_node(svc: BaremetalService) -> str:
+    async with svc.db.begin() as conn:
+        row = await dbapi.create_node(conn, {
+            "driver": "fake", "provision_state": states.MANAGEABLE,
+            "power_state": states.POWER_OFF, "provision_updated_at": dbapi.utcnow()})
+    return str(row["uuid"])
+
+
+async def node(svc: BaremetalService, uuid: str) -> dict[str, Any]:
+    async with svc.db.read() as conn:
+        return await dbapi.get_node(conn, uuid)
+
+
+async def inspect(svc: BaremetalService, uuid: str) -> None:
+    await svc.conductor.do_provision_action(uuid, "inspect")
+    await svc.conductor.workers.drain(timeout=5)
+
+
+async def test_inspect_releases_lock_before_calling_introspect(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    seen: dict[str, Any] = {}
+
+    async def introspect(u: str) -> None:
+        seen.update(await node(svc, u))  # what discoverd would see when it acts on the node
+
+    client.introspect = introspect  # type: ignore[method-assign]
+    await inspect(svc, uuid)
+    assert seen["reservation"] is None
+    assert seen["provision_state"] == states.INSPECTWAIT
+
+
+async def test_inspect_moves_node_to_inspect_wait(svc: BaremetalService,
+                                                  client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    assert client.calls == [("introspect", uuid)]
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["target_provision_state"]) == (
+        states.INSPECTWAIT, states.MANAGEABLE)
+    assert row["inspection_started_at"] is not None
+
+
+async def test_failure_to_start_fails_inspection(svc: BaremetalService,
+                                                 client: FakeClient) -> None:
+    client.fail_with = real_client.ClientError("node is locked", 409)
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    row = await node(svc, uuid)
+    assert row["provision_state"] == states.INSPECTFAIL
+    assert row["last_error"].startswith("Failed to start inspection: node is locked")
+    assert row["reservation"] is None
+
+
+async def test_discoverd_down_at_start_fails_inspection(svc: BaremetalService,
+                                                        client: FakeClient) -> None:
+    client.fail_with = real_client.ServiceUnavailable("cannot reach discoverd")
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    row = await node(svc, uuid)
+    assert row["provision_state"] == states.INSPECTFAIL
+    assert "cannot reach discoverd" in row["last_error"]
+
+
+async def check(svc: BaremetalService) -> int:
+    inspect_iface = svc.conductor.drivers["fake"].inspect
+    assert isinstance(inspect_iface, DiscoverdInspect)
+    return await inspect_iface.check_status(svc.conductor)
+
+
+async def test_poll_moves_finished_node_to_manageable(svc: BaremetalService,
+                                                      client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.statuses[uuid] = {"uuid": uuid, "finished": True, "state": "finished", "error": None}
+    assert await check(svc) == 1
+    row = await node(svc, uuid)
+    assert row["provision_state"] == states.MANAGEABLE
+    assert row["inspection_finished_at"] is not None
+
+
+async def test_poll_fails_node_when_discoverd_reports_error(svc: BaremetalService,
+                                                           client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.statuses[uuid] = {"uuid": uuid, "finished": True, "state": "error",
+                             "error": "Ramdisk reported error: disk on fire"}
+    await check(svc)
+    row = await node(svc, uuid)
+    assert row["provision_state"] == states.INSPECTFAIL
+    assert row["last_error"] == ("discoverd inspection failed: Ramdisk reported error: "
+                                 "disk on fire")
+
+
+async def test_poll_leaves_unfinished_node_waiting(svc: BaremetalService,
+                                                  client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.statuses[uuid] = {"uuid": uuid, "finished": False, "state": "waiting", "error": None}
+    assert await check(svc) == 0
+    assert (await node(svc, uuid))["provision_state"] == states.INSPECTWAIT
+
+
+async def test_poll_with_discoverd_down_fails_no_node(svc: BaremetalService,
+                                                      client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.fail_with = real_client.ServiceUnavailable("cannot reach discoverd")
+    assert await check(svc) == 0
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["last_error"]) == (states.INSPECTWAIT, None)
+
+
+async def test_poll_asks_once_for_many_nodes(svc: BaremetalService, client: FakeClient) -> None:
+    uuids = [await managed_node(svc) for _ in range(5)]
+    for uuid in uuids:
+        await inspect(svc, uuid)
+    client.calls.clear()
+    await check(svc)
+    assert [c[0] for c in client.calls] == ["get_statuses"]
+    assert sorted(client.calls[0][1]) == sorted(uuids)
+
+
+async def test_poll_makes_no_request_when_no_node_waits(svc: BaremetalService,
+                                                        client: FakeClient) -> None:
+    await managed_node(svc)
+    await check(svc)
+    assert client.calls == []
+
+
+async def test_poll_skips_locked_node_until_next_period(svc: BaremetalService,
+                                                        client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.statuses[uuid] = {"uuid": uuid, "finished": True, "state": "finished", "error": None}
+    task = await svc.conductor.acquire(uuid)
+    try:
+        assert await check(svc) == 0  # locked nodes are not even asked about
+    finally:
+        await task.release()
+    assert await check(svc) == 1
+
+
+async def test_node_unknown_to_discoverd_fails_after_grace(svc: BaremetalService,
+                                                           client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    assert await check(svc) == 0  # just started: discoverd may not have recorded it yet
+    async with svc.db.begin() as conn:
+        await dbapi.update_node(conn, (await node(svc, uuid))["id"], {
+            "provision_updated_at": dbapi.utcnow() - dt.timedelta(minutes=5)})
+    assert await check(svc) == 1
+    assert "no record" in (await node(svc, uuid))["last_error"]
+
+
+async def test_operator_abort_aborts_in_discoverd(svc: BaremetalService,
+                                                  client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    await svc.conductor.do_provision_action(uuid, "abort")
+    assert ("abort", uuid) in client.calls
+    assert (await node(svc, uuid))["provision_state"] == states.INSPECTFAIL
+
+
+async def test_abort_of_finished_introspection_is_not_an_error(svc: BaremetalService,
+                                                               client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.fail_with = real_client.ClientError("Can not abort introspection", 400)
+    await svc.conductor.do_provision_action(uuid, "abort")
+    assert (await node(svc, uuid))["provision_state"] == states.INSPECTFAIL
+
+
+async def test_conductor_timeout_aborts_in_discoverd(svc: BaremetalService,
+                                                     client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    async with svc.db.begin() as conn:
+        await dbapi.update_node(conn, (await node(svc, uuid))["id"], {
+            "provision_updated_at": dbapi.utcnow() - dt.timedelta(days=1)})
+    assert await svc.periodic.check_timeouts() == 1
+    assert ("abort", uuid) in client.calls
+    row = await node(svc, uuid)
+    assert row["provision_state"] == states.INSPECTFAIL
+    assert "Timeout reached while inspecting" in row["last_error"]
+
+
+async def test_periodic_task_is_registered_once_for_all_hardware_types(
+        svc: BaremetalService) -> None:
+    svc.periodic.start()
+    try:
+        names = [t.get_name() for t in svc.periodic._tasks]
+        assert names.count("discoverd-status") == 1
+    finally:
+        await svc.periodic.stop()
