@@ -1,9 +1,12 @@
-"""`make demo`: the bare-metal service on embedded defaults, driven as an operator would.
+"""`make demo`: an in-band inspection, driven as an operator would.
 
-It starts `ironsight serve` with no config file (a fresh state directory, so the demo never
-touches an operator's own), one virtual BMC over real IPMI/UDP, then enrolls three `fake`
-nodes and one `pxe_ipmitool` node, manages them, powers them on and prints their table and the
-history of the IPMI node. Everything it started is stopped at the end.
+It starts `ironsight serve` (bare-metal service + discoverd) in a fresh state directory with
+one setting on top of the embedded defaults — `[discoverd] enabled` — plus one virtual BMC
+over real IPMI/UDP. It enrolls two `fake` nodes and one `pxe_ipmitool` node (each with its
+PXE port), manages them, and runs `ironsight node inspect ... --wait`. Each node's discovery
+ramdisk is simulated by the real agent (`ironsight agent --root TREE --callback-url ...`)
+reading a tree that describes the machine, started once the node has been powered on for
+inspection. Everything it started is stopped at the end.
 """
 
 from __future__ import annotations
@@ -15,19 +18,31 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 from rich.console import Console
-from rich.table import Table
 
 from ironsight.lab.bmc import BmcServer
+from ironsight.lab.machines import MachineSpec, build_tree
 
-URL = "http://127.0.0.1:6385"
+BM_URL = "http://127.0.0.1:6385"
+DI_URL = "http://127.0.0.1:5050"
 HEADERS = {"X-OpenStack-Ironic-API-Version": "1.115"}
 console = Console(width=None if sys.stdout.isatty() else 140)
+
+MACHINES = (
+    MachineSpec("fake-0", cpus=4, memory_mb=8192, disks_gb=(40,),
+                macs=("52:54:00:10:00:01", "52:54:00:10:00:02"), ipv4=("10.0.0.11",)),
+    MachineSpec("fake-1", cpus=16, memory_mb=65536, disks_gb=(480, 1800), uefi=True,
+                macs=("52:54:00:10:01:01",), ipv4=("10.0.0.12",),
+                cpu_flags="fpu vmx aes pdpe1gb sse4_2 lm"),
+    MachineSpec("ipmi-0", cpus=2, memory_mb=2048, disks_gb=(20,),
+                macs=("52:54:00:10:02:01", "52:54:00:10:02:02"), ipv4=("10.0.0.13",)),
+)
 
 
 def _port_free(port: int) -> bool:
@@ -36,17 +51,21 @@ def _port_free(port: int) -> bool:
 
 
 def _start_service(state_dir: Path) -> subprocess.Popen[bytes]:
+    conf = state_dir / "demo.conf"
+    conf.write_text("[discoverd]\nenabled = true\nservice_url = http://127.0.0.1:5050/v1\n"
+                    "[processing]\nadd_ports = all\n")
     env = {**os.environ, "IRONSIGHT_STATE_DIR": str(state_dir)}
     log = open(state_dir / "service.log", "wb")  # noqa: SIM115 - lives as long as the process
-    proc = subprocess.Popen([sys.executable, "-m", "ironsight.cli", "serve"], env=env,
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([sys.executable, "-m", "ironsight.cli", "serve", "--config-file",
+                             str(conf)], env=env, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"ironsight serve exited early; see {state_dir / 'service.log'}:\n"
+            raise SystemExit("ironsight serve exited early:\n"
                              + (state_dir / "service.log").read_text()[-2000:])
         try:
-            httpx.get(f"{URL}/v1", timeout=1)
+            httpx.get(f"{BM_URL}/v1", timeout=1)
+            httpx.get(f"{DI_URL}/v1", timeout=1)
             return proc
         except httpx.TransportError:
             time.sleep(0.2)
@@ -61,78 +80,88 @@ def _call(client: httpx.Client, method: str, path: str, body: Any = None) -> Any
     return resp.json() if resp.content else None
 
 
-def _wait(client: httpx.Client, uuids: list[str], what: str, done: Any,
-          timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    with console.status(f"waiting: {what}"):
-        while True:
-            docs = [_call(client, "GET", f"/v1/nodes/{u}") for u in uuids]
-            if all(done(d) for d in docs):
-                return
-            if time.monotonic() > deadline:
-                raise SystemExit(f"timed out waiting for {what}: "
-                                 + "; ".join(f"{d['name']}: {d['last_error']}" for d in docs))
-            time.sleep(0.2)
+def _cli(*args: str) -> int:
+    return subprocess.call([sys.executable, "-m", "ironsight.cli", *args])
 
 
-def _table(client: httpx.Client) -> Table:
-    table = Table(title="Nodes")
-    for col in ("UUID", "Name", "Driver", "Provision state", "Power state", "Last error"):
-        table.add_column(col, no_wrap=col == "UUID")
-    fields = "uuid,name,driver,provision_state,power_state,last_error"
-    for doc in _call(client, "GET", f"/v1/nodes?fields={fields}")["nodes"]:
-        table.add_row(doc["uuid"], doc["name"], doc["driver"], doc["provision_state"],
-                      doc["power_state"], doc["last_error"] or "")
-    return table
+class Ramdisks(threading.Thread):
+    """Plays each node's discovery ramdisk: once discoverd has powered a node on for
+    inspection (`inspect wait`, power on), run the real agent against its machine tree."""
+
+    def __init__(self, trees: dict[str, Path]) -> None:
+        super().__init__(daemon=True)
+        self.trees = trees
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        pending = dict(self.trees)
+        with httpx.Client(base_url=BM_URL, headers=HEADERS, timeout=10) as client:
+            while pending and not self.stop.is_set():
+                for name, tree in list(pending.items()):
+                    doc = client.get(f"/v1/nodes/{name}").json()
+                    if doc["provision_state"] == "inspect wait" \
+                            and doc["power_state"] == "power on":
+                        subprocess.run([sys.executable, "-m", "ironsight.agent", "--root",
+                                        str(tree), "--callback-url", f"{DI_URL}/v1/continue"],
+                                       check=False, stdout=subprocess.DEVNULL)
+                        del pending[name]
+                time.sleep(0.2)
 
 
 def run() -> None:
-    if not _port_free(6385):
-        raise SystemExit("port 6385 is in use: stop the service running there (the demo "
-                         "starts its own on the embedded defaults)")
+    for port in (6385, 5050):
+        if not _port_free(port):
+            raise SystemExit(f"port {port} is in use: stop the service running there (the "
+                             "demo starts its own)")
     state_dir = Path(tempfile.mkdtemp(prefix="ironsight-demo-"))
     password = secrets.token_urlsafe(12)
     console.print(f"[bold]ironsight demo[/bold]: state in {state_dir}")
     bmc_server = BmcServer.in_memory(1, "admin", password).start()
     bmc = bmc_server.bmcs[0]
     proc = _start_service(state_dir)
+    os.environ["IRONSIGHT_URL"] = BM_URL
     try:
-        with httpx.Client(base_url=URL, headers=HEADERS, timeout=30) as client:
-            console.print(f"bare-metal API up at {URL}; virtual BMC on udp/127.0.0.1:{bmc.port}")
-            uuids = [_call(client, "POST", "/v1/nodes", {"driver": "fake", "name": f"fake-{i}"})
-                     ["uuid"] for i in range(3)]
-            ipmi = _call(client, "POST", "/v1/nodes", {
-                "driver": "pxe_ipmitool", "name": "ipmi-0",
-                "driver_info": {"ipmi_address": "127.0.0.1", "ipmi_port": bmc.port,
-                                "ipmi_username": "admin", "ipmi_password": password}})
-            uuids.append(ipmi["uuid"])
-            _call(client, "POST", "/v1/ports", {"address": "52:54:00:12:34:56",
-                                                "node_uuid": ipmi["uuid"]})
-            console.print("enrolled 3 fake nodes and 1 pxe_ipmitool node; managing them")
-            for uuid in uuids:
-                _call(client, "PUT", f"/v1/nodes/{uuid}/states/provision", {"target": "manage"})
-            _wait(client, uuids, "verification (power state read through each driver)",
-                  lambda d: d["provision_state"] == "manageable")
-            for uuid in uuids:
-                _call(client, "PUT", f"/v1/nodes/{uuid}/states/power", {"target": "power on"})
-            _wait(client, uuids, "power on", lambda d: d["power_state"] == "power on"
-                  and not d["target_power_state"])
-            _call(client, "PUT", f"/v1/nodes/{ipmi['uuid']}/management/boot_device",
-                  {"boot_device": "pxe"})
-            console.print(_table(client))
+        with httpx.Client(base_url=BM_URL, headers=HEADERS, timeout=30) as client:
+            console.print(f"bare-metal API {BM_URL}, discoverd {DI_URL}, virtual BMC on "
+                          f"udp/127.0.0.1:{bmc.port}")
+            trees = {}
+            for spec in MACHINES:
+                body: dict[str, Any] = {"driver": "fake", "name": spec.name}
+                if spec.name.startswith("ipmi"):
+                    body = {"driver": "pxe_ipmitool", "name": spec.name, "driver_info": {
+                        "ipmi_address": "127.0.0.1", "ipmi_port": bmc.port,
+                        "ipmi_username": "admin", "ipmi_password": password}}
+                node = _call(client, "POST", "/v1/nodes", body)
+                _call(client, "POST", "/v1/ports", {"address": spec.pxe_mac,
+                                                    "node_uuid": node["uuid"]})
+                trees[spec.name] = build_tree(state_dir / "machines" / spec.name, spec)
+            console.print("enrolled 2 fake nodes and 1 pxe_ipmitool node, each with its PXE "
+                          "port; managing them")
+            names = [spec.name for spec in MACHINES]
+            if _cli("node", "manage", *names, "--wait", "60") != 0:
+                raise SystemExit("manage failed")
+            console.print("[bold]inspecting[/bold]: discoverd boots each node into its "
+                          "(simulated) discovery ramdisk; the real agent reports back")
+            ramdisks = Ramdisks(trees)
+            ramdisks.start()
+            status = _cli("node", "inspect", *names, "--wait", "120")
+            ramdisks.stop.set()
             machine = bmc.machine
-            console.print(f"the virtual BMC's machine is now: power {machine.power_state}, "  # type: ignore[attr-defined]
-                          f"boot device {machine.get_boot_device().device}")
-            history = _call(client, "GET", f"/v1/nodes/{ipmi['uuid']}/history")["history"]
+            console.print(f"the IPMI node's machine, as its virtual BMC sees it: power "
+                          f"{machine.power_state}, next boot "  # type: ignore[attr-defined]
+                          f"{machine.get_boot_device().device}")
+            history = _call(client, "GET", "/v1/nodes/ipmi-0/history")["history"]
             console.print("[bold]history of ipmi-0[/bold]")
             for event in history:
                 console.print(f"  {event['created_at'][11:23]}  {event['event']}")
+            if status != 0:
+                raise SystemExit("inspection failed; see above")
     finally:
         proc.terminate()
         proc.wait(10)
         bmc_server.stop()
         shutil.rmtree(state_dir, ignore_errors=True)
-    console.print("demo finished; the service and the virtual BMC are stopped.")
+    console.print("demo finished; the services and the virtual BMC are stopped.")
 
 
 if __name__ == "__main__":

@@ -317,7 +317,30 @@ def _provision(ctx: click.Context, nodes: Sequence[str], verb: str,
     watch = Watch("provision_state", "target_provision_state",
                   PROVISION_EXPECTED.get(verb, ""), "provision state")
     failures = _finish_wait(ctx, api, started, watch, wait)
+    if verb == "inspect" and wait is not None and started:
+        _print_table(_inspection_table(api, started))
     _exit_if_failed(ctx, failures, len(started) < len(nodes))
+
+
+INSPECTION_COLUMNS = (("Node", "name"), ("UUID", "uuid"), ("State", "provision_state"),
+                      ("CPUs", "cpus"), ("Arch", "cpu_arch"), ("Memory MiB", "memory_mb"),
+                      ("Disk GiB", "local_gb"), ("Ports", "ports"),
+                      ("Capabilities", "capabilities"))
+
+
+def _inspection_table(api: ApiClient, nodes: Sequence[str]) -> Table:
+    """What inspection found, one row per node (the properties it fills)."""
+    rows = []
+    for ident in nodes:
+        doc = api.get(_node_path(ident))
+        ports = api.get(_node_path(doc["uuid"], "ports")).get("ports", [])
+        props = doc.get("properties") or {}
+        rows.append({"name": doc.get("name") or ident, "uuid": doc["uuid"],
+                     "provision_state": doc.get("provision_state"),
+                     "ports": ", ".join(p["address"] for p in ports) or "-",
+                     **{k: props.get(k) for k in ("cpus", "cpu_arch", "memory_mb",
+                                                   "local_gb", "capabilities")}})
+    return _list_table(rows, INSPECTION_COLUMNS)
 
 
 # --- register -------------------------------------------------------------------------------
