@@ -73,7 +73,7 @@ class ConductorSection:
     enabled_hardware_types: list[str] = opt(
         ["fake", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"], "Hardware types to load.")
     workers_pool_size: int = opt(
-        64, "Long actions (power, verification, inspection start) run at once at most; "
+        300, "Long actions (power, verification, inspection start) run at once at most; "
         "beyond that the API answers 503.", minimum=1)
     heartbeat_interval: float = opt(10.0, "Seconds between conductor heartbeats.", minimum=0.1)
     heartbeat_timeout: float = opt(

@@ -1,0 +1,131 @@
+"""Inspection benchmark (issue 4): the full operator flow for N `fake` nodes through the
+bare-metal API, with discoverd doing the inspection.
+
+`ironsight serve` (both services, one process, `[discoverd] enabled`) on a fresh state
+directory. Timed from the first request: create N nodes (8 clients), 2 ports each, manage
+(wait until all `manageable`), inspect (wait until discoverd waits for every node), POST an
+agent-format report per node to discoverd (8 clients), wait until every node is `manageable`
+again; then check cpus/cpu_arch/memory_mb/local_gb, 2 ports and power off on every node.
+
+    .venv/bin/python bench/bench_inspection.py [--nodes 200] [--db-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+import loadgen
+from bench_api import free_port, proc_stat, start_service
+from bench_discoverd import BM, mac, report, verify, wait_states
+
+
+async def wait_manageable(port: int, count: int, timeout: float) -> None:
+    """Poll the node list (the operator's view) until `count` nodes are manageable."""
+    conn = loadgen.Connection("127.0.0.1", port, BM)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            done = 0
+            marker = ""
+            while True:
+                resp = await conn.request(
+                    "GET", "/v1/nodes?provision_state=manageable&fields=uuid&limit=1000"
+                    + (f"&marker={marker}" if marker else ""))
+                page = resp.json()["nodes"]
+                done += len(page)
+                if len(page) < 1000:
+                    break
+                marker = page[-1]["uuid"]
+            if done >= count:
+                return
+            if time.monotonic() > deadline:
+                raise SystemExit(f"only {done}/{count} nodes manageable after {timeout} s")
+            await asyncio.sleep(0.05)
+    finally:
+        conn.close()
+
+
+async def bench(bm_port: int, di_port: int, pid: int, nodes: int) -> dict[str, float]:
+    stamp = time.time_ns()
+    by_index: dict[int, str] = {}
+    marks: dict[str, float] = {}
+
+    def created(resp: loadgen.Response) -> None:
+        assert resp.status == 201, resp.body
+        node = resp.json()
+        by_index[int(node["name"].split("-")[0][1:])] = node["uuid"]
+
+    def ok(status: int) -> Any:
+        def check(resp: loadgen.Response) -> None:
+            assert resp.status == status, resp.body
+        return check
+
+    cpu0, _ = proc_stat(pid)
+    t0 = time.perf_counter()
+    await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
+        "POST", "/v1/nodes", {"driver": "fake", "name": f"b{i}-{stamp}"}), created)
+    uuids = [by_index[i] for i in range(nodes)]
+    await loadgen.run("127.0.0.1", bm_port, BM, 2 * nodes, 8, lambda i: (
+        "POST", "/v1/ports", {"address": mac(i // 2, i % 2), "node_uuid": uuids[i // 2]}),
+        ok(201))
+    marks["create"] = time.perf_counter() - t0
+    await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
+        "PUT", f"/v1/nodes/{uuids[i]}/states/provision", {"target": "manage"}), ok(202))
+    await wait_manageable(bm_port, nodes, 60)
+    marks["manage"] = time.perf_counter() - t0
+    await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
+        "PUT", f"/v1/nodes/{uuids[i]}/states/provision", {"target": "inspect"}), ok(202))
+    await wait_states(di_port, uuids, "waiting", 60)
+    marks["inspect"] = time.perf_counter() - t0
+    res = await loadgen.run("127.0.0.1", di_port, {}, nodes, 8,
+                            lambda i: ("POST", "/v1/continue", report(i)), ok(200))
+    await wait_manageable(bm_port, nodes, 120)
+    total = time.perf_counter() - t0
+    cpu1, rss = proc_stat(pid)
+    await verify(bm_port, uuids)
+    return {"total": total, **marks, "cb_p50": res.pct(0.5), "cb_p95": res.pct(0.95),
+            "cpu": cpu1 - cpu0, "rss": rss}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--nodes", type=int, default=200)
+    parser.add_argument("--db-url", default=None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ironsight-bench-") as tmp:
+        state = Path(tmp)
+        bm_port, di_port = free_port(), free_port()
+        extra = (f"[introspection]\nport = {di_port}\nironic_url = http://127.0.0.1:{bm_port}\n"
+                 "ironic_retry_interval = 0.05\n[processing]\nadd_ports = all\n"
+                 f"[discoverd]\nenabled = true\nservice_url = http://127.0.0.1:{di_port}/v1\n")
+        proc = start_service(state, bm_port, args.db_url, extra)
+        try:
+            time.sleep(1)
+            r = asyncio.run(bench(bm_port, di_port, proc.pid, args.nodes))
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    n = args.nodes
+    print(f"nodes={n} db={'postgresql' if args.db_url else 'sqlite'}")
+    print(f"  total (create → all manageable again)  {r['total']:6.2f} s  "
+          f"({r['total'] / n * 1000:.1f} ms/node)")
+    print(f"    create nodes + 2 ports each           {r['create']:6.2f} s")
+    print(f"    manage, all manageable                 {r['manage']:6.2f} s")
+    print(f"    inspect, discoverd waits for all       {r['inspect']:6.2f} s")
+    print(f"    reports posted, all manageable         {r['total']:6.2f} s")
+    print(f"  report POST latency                      p50 {r['cb_p50']:.1f} ms  "
+          f"p95 {r['cb_p95']:.1f} ms")
+    print(f"  server CPU                               {r['cpu']:6.2f} s  "
+          f"({r['cpu'] / n * 1000:.1f} ms/node)")
+    print(f"  RSS after                                {r['rss']:6.1f} MiB")
+
+
+if __name__ == "__main__":
+    main()
