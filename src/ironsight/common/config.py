@@ -173,6 +173,45 @@ class ProcessingSection:
 
 
 @dataclass(frozen=True)
+class PxeSection:
+    """discoverd's PXE side: dnsmasq it supervises and the boot files it serves."""
+
+    enabled: bool = opt(False, "Run dnsmasq on the provisioning network and serve the "
+                        "discovery ramdisk (discoverd's PXE side).")
+    interface: str = opt("", "Provisioning network interface dnsmasq binds to (required "
+                         "when enabled).")
+    dhcp_range: str = opt("", "dnsmasq dhcp-range for booting nodes, e.g. "
+                          "10.20.0.100,10.20.0.199,255.255.255.0,10m (required when enabled).")
+    http_url: str = opt("", "Base URL booting nodes reach discoverd at, e.g. "
+                        "http://10.20.0.1:5050. Empty: the interface's IPv4 address and "
+                        "[introspection] port.")
+    ramdisk_dir: str = opt("", "Directory holding the discovery ramdisk's vmlinuz and "
+                           "initramfs (ironsight ramdisk build). Empty: ramdisk in the state "
+                           "directory.")
+    kernel_params: str = opt("console=ttyS0,115200", "Extra kernel command line of the "
+                             "discovery ramdisk.")
+    ipxe_binary: str = opt("/usr/lib/ipxe/undionly.kpxe", "iPXE binary sent over TFTP to "
+                           "plain PXE ROMs so they chain-load iPXE.")
+    dnsmasq_path: str = opt("dnsmasq", "The dnsmasq program.")
+    router_advertisements: bool = opt(
+        True, "Send IPv6 router advertisements on the interface (iPXE otherwise waits ~13 s "
+        "for one before it boots); needs an IPv6 address on the interface.")
+
+
+@dataclass(frozen=True)
+class PxeFilterSection:
+    """Which MACs may PXE-boot from discoverd's dnsmasq."""
+
+    driver: str = opt("dnsmasq", "dnsmasq (a dhcp-hostsdir file per MAC), iptables (the "
+                      "seed's method) or noop.", choices=("dnsmasq", "iptables", "noop"))
+    deny_unknown_macs: bool = opt(
+        False, "Also refuse MACs the bare-metal service does not know (default: only known "
+        "MACs that are not under introspection are refused).")
+    sync_period: float = opt(15.0, "Seconds between full reconciliations of the filter with "
+                             "the bare-metal service's ports; 0 disables.", minimum=0)
+
+
+@dataclass(frozen=True)
 class IpmiSection:
     ipmitool_path: str = opt("ipmitool", "The ipmitool program.")
     command_timeout: float = opt(
@@ -199,6 +238,8 @@ class Config:
     discoverd: DiscoverdSection = field(default_factory=DiscoverdSection)
     introspection: IntrospectionSection = field(default_factory=IntrospectionSection)
     processing: ProcessingSection = field(default_factory=ProcessingSection)
+    pxe: PxeSection = field(default_factory=PxeSection)
+    pxe_filter: PxeFilterSection = field(default_factory=PxeFilterSection)
     ipmi: IpmiSection = field(default_factory=IpmiSection)
     ssh: SshSection = field(default_factory=SshSection)
 
@@ -217,6 +258,10 @@ class Config:
         if self.introspection.connection:
             return self.introspection.connection
         return f"sqlite:///{self.state_dir / 'discoverd.sqlite'}"
+
+    @property
+    def ramdisk_dir(self) -> Path:
+        return Path(self.pxe.ramdisk_dir) if self.pxe.ramdisk_dir else self.state_dir / "ramdisk"
 
     @property
     def ramdisk_logs_dir(self) -> Path:
