@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 
@@ -83,7 +84,12 @@ class Ironic:
     # --- the calls discoverd makes -----------------------------------------------------------
 
     async def get_node(self, ident: str) -> dict[str, Any]:
-        return dict(await self.call("GET", f"/v1/nodes/{ident}"))
+        if ident in (".", "..") or not ident:
+            raise IronicError(f"Node {ident} could not be found.", code=404)
+        node = await self.call("GET", f"/v1/nodes/{quote(ident, safe='')}")
+        if not isinstance(node, dict) or "uuid" not in node:
+            raise IronicError(f"Node {ident} could not be found.", code=404)
+        return node
 
     async def get_power(self, uuid: str) -> dict[str, Any]:
         """Only the fields a power-state wait needs (a fraction of a full node document)."""

@@ -23,7 +23,7 @@ from typing import Any
 from ironsight.common.config import Config
 from ironsight.common.exceptions import Invalid, IronsightError
 from ironsight.common.workers import WorkerPool
-from ironsight.discoverd import formats
+from ironsight.discoverd import formats, states
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import Ironic
 from ironsight.discoverd.node_cache import NodeCache
@@ -49,8 +49,8 @@ class Processor:
         ctx = ProcessingContext(self.conf, data)
         failures = self._run(ctx, "before_processing")
         inventory = ctx.inventory
-        macs = [i["mac"] for i in (data.get("all_interfaces") or {}).values()] or [
-            str(i.get("mac_address", "")).lower() for i in inventory.get("interfaces") or []]
+        # From the validated inventory, never from keys a report could carry itself.
+        macs = [str(i.get("mac_address", "")).lower() for i in inventory.get("interfaces") or []]
         bmcs = [a for a in (inventory.get("bmc_address"), inventory.get("bmc_v6address"))
                 if a and a not in ("0.0.0.0", "::/0", "::")]
         uuid = await self.cache.lookup(macs, bmcs)
@@ -71,10 +71,16 @@ class Processor:
         except IronsightError as exc:
             await self._end_with_error(uuid, f"Failed to process the ramdisk data: {exc}")
             raise
+        except Exception as exc:
+            LOG.exception("Node %s: processing crashed", uuid)
+            await self._end_with_error(uuid, f"Unexpected error while processing: {exc}")
+            raise
         self.introspector.spawn(uuid, lambda: self.finish(uuid), "finish")
         return {"uuid": uuid}
 
     def _run(self, ctx: ProcessingContext, step: str) -> list[str]:
+        """Run one step of every hook; a hook that fails, however it fails, is reported by
+        name (a buggy hook must end the introspection, not leave it `processing`)."""
         failures = []
         for hook in self.hooks:
             try:
@@ -82,6 +88,9 @@ class Processor:
             except Invalid as exc:
                 failures.append(f"{hook.name}: {exc}" if step != "before_processing"
                                 or hook.name != "ramdisk_error" else str(exc))
+            except Exception as exc:
+                LOG.exception("Processing hook %s crashed", hook.name)
+                failures.append(f"{hook.name}: unexpected error: {exc!r}")
         return failures
 
     async def _update_node(self, uuid: str, ctx: ProcessingContext) -> None:
@@ -142,7 +151,12 @@ class Processor:
     async def reapply(self, uuid: str, new_data: Any | None) -> None:
         """Run the hooks again on stored (or given) raw data; no power action."""
         intro = await self.cache.get(uuid)
+        if intro.state not in states.ALLOWED_FROM["reapply"]:
+            raise Invalid(f"Can not reapply introspection of node {uuid} in state "
+                          f"\"{intro.state}\" (only finished or error)")
         if new_data is not None:
+            if isinstance(new_data, dict):
+                new_data = {k: v for k, v in new_data.items() if k != "logs"}
             formats.normalize(new_data)  # refuse bad data before anything changes
         elif not self.conf.processing.store_data:
             raise Invalid("Cannot reapply: [processing] store_data is off, so no raw data "
@@ -150,14 +164,15 @@ class Processor:
         else:
             await self.cache.get_data(uuid, processed=False)  # 404 when none
         if not await self.cache.transition(uuid, "reapply", owner=self.cache.owner):
+            intro = await self.cache.get(uuid)
             raise Invalid(f"Can not reapply introspection of node {uuid} in state "
                           f"\"{intro.state}\" (only finished or error)")
-        if new_data is not None:
+        if new_data is not None and self.conf.processing.store_data:
             await self.cache.store_data(None, uuid, new_data, processed=False)
-        self.introspector.spawn(uuid, lambda: self.run_reapply(uuid), "reapply")
+        self.introspector.spawn(uuid, lambda: self.run_reapply(uuid, new_data), "reapply")
 
-    async def run_reapply(self, uuid: str) -> None:
-        if await self._rerun(uuid, "Reapply failed"):
+    async def run_reapply(self, uuid: str, data: Any | None = None) -> None:
+        if await self._rerun(uuid, "Reapply failed", data):
             await self.cache.transition(uuid, "finish")
 
     async def run_reapply_from_processing(self, uuid: str) -> None:
@@ -166,9 +181,10 @@ class Processor:
         if await self._rerun(uuid, "Processing after a restart failed"):
             await self.finish(uuid)
 
-    async def _rerun(self, uuid: str, what: str) -> bool:
+    async def _rerun(self, uuid: str, what: str, data: Any | None = None) -> bool:
         try:
-            raw = dict(await self.cache.get_data(uuid, processed=False))
+            raw = dict(data if data is not None
+                       else await self.cache.get_data(uuid, processed=False))
             raw.pop("logs", None)
             ctx = ProcessingContext(self.conf, formats.normalize(raw))
             failures = self._run(ctx, "before_processing")

@@ -4,6 +4,7 @@ payloads in both formats, bounded waits."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
@@ -184,6 +185,11 @@ async def introspect(di: httpx.AsyncClient, m: Machine, payload: dict[str, Any]
     assert resp.status_code == 200, resp.text
     assert resp.json() == {"uuid": m.uuid}
     return await wait_finished(di, m.uuid)
+
+
+def when(doc: dict[str, Any], field: str) -> dt.datetime:
+    """A status timestamp (ISO 8601, UTC, no offset) as a datetime."""
+    return dt.datetime.fromisoformat(doc[field])
 
 
 def error_message(resp: httpx.Response) -> str:

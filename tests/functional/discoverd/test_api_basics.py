@@ -94,9 +94,3 @@ async def test_unknown_path_and_wrong_method_use_the_error_body(di: httpx.AsyncC
     resp = await di.delete("/v1/continue")
     assert resp.status_code == 405
     assert "DELETE" in error_message(resp)
-
-
-async def test_list_is_empty_then_shows_introspections(di: httpx.AsyncClient) -> None:
-    resp = await di.get("/v1/introspection")
-    assert resp.status_code == 200
-    assert resp.json() == {"introspection": []}

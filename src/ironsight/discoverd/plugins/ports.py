@@ -21,8 +21,10 @@ class Ports(ProcessingHook):
             ctx.changes.delete_ports = [p["uuid"] for mac, p in existing.items()
                                         if mac not in keep]
         if proc.update_pxe_enabled and boot_mac:
+            doomed = set(ctx.changes.delete_ports)
             for mac, port in existing.items():
                 want = mac == boot_mac
-                if mac in seen and bool(port.get("pxe_enabled")) != want:
+                if mac in seen and port["uuid"] not in doomed \
+                        and bool(port.get("pxe_enabled")) != want:
                     ctx.changes.port_patches[port["uuid"]] = [
                         {"op": "replace", "path": "/pxe_enabled", "value": want}]

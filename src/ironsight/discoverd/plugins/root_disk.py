@@ -11,11 +11,19 @@ _STRING_HINTS = ("name", "model", "vendor", "serial", "wwn", "wwn_with_extension
                  "wwn_vendor_extension", "by_path", "hctl")
 
 
+def _int_hint(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise HookError(f"Root device hint 'size' must be a whole number of GiB, got "
+                        f"{value!r}") from None
+
+
 def _matches(disk: dict[str, Any], hints: dict[str, Any]) -> bool:
     for key, want in hints.items():
         have = disk.get(key)
         if key == "size":
-            if have is None or int(have) // GIB != int(want):
+            if have is None or int(have) // GIB != _int_hint(want):
                 return False
         elif key == "rotational":
             if bool(have) != (str(want).lower() in ("1", "true", "yes")):
