@@ -28,6 +28,7 @@ from ironsight.common.workers import WorkerPool
 LOG = logging.getLogger(__name__)
 
 POWER_TARGETS = (states.POWER_ON, states.POWER_OFF, states.REBOOT)
+POWER_ERROR_PREFIX = "Failed to change power state to"
 
 
 def conductor_name(conf: Config) -> str:
@@ -160,11 +161,9 @@ class Conductor:
             raise InvalidStateRequested(
                 f'The requested action "abort" can not be performed on node '
                 f'"{node["uuid"]}" while it is in state "{node["provision_state"]}".')
-        driver = self.drivers.get(node["driver"])
-        aborter = getattr(driver.inspect, "abort", None) if driver and driver.inspect else None
-        if aborter is not None:
-            await aborter(task.context)
-        await task.transition("abort", last_error="Inspection was aborted by request.")
+        internal = await abort_inspection(self.drivers.get(node["driver"]), task)
+        await task.transition("abort", last_error="Inspection was aborted by request.",
+                              **internal)
 
     # --- power and management -------------------------------------------------------------
 
@@ -181,7 +180,7 @@ class Conductor:
             self.workers.check_free()
             final = states.POWER_ON if target == states.REBOOT else target
             await task.save(f"Power action requested: {target}", event_type="power",
-                            target_power_state=final, last_error=None)
+                            target_power_state=final)
             self._spawn(task, lambda t: self._set_power(t, target), "power")
             spawned = True
         finally:
@@ -194,14 +193,18 @@ class Conductor:
         try:
             await driver.power.set_power_state(task.context, target, timeout)
         except IronsightError as exc:
-            msg = f"Failed to change power state to '{target}': {exc}"
+            msg = f"{POWER_ERROR_PREFIX} '{target}': {exc}"
             LOG.error("Node %s: %s", task.uuid, msg)
             await task.save(msg, severity="ERROR", event_type="power", release=True,
                             target_power_state=None, last_error=msg)
             return
         final = states.POWER_ON if target == states.REBOOT else target
+        values: dict[str, Any] = {"power_state": final, "target_power_state": None,
+                                  "power_synced_at": None}
+        if (task.node.get("last_error") or "").startswith(POWER_ERROR_PREFIX):
+            values["last_error"] = None  # only a power failure is cleared by a power success
         await task.save(f"Power state is now {final}", event_type="power", release=True,
-                        power_state=final, target_power_state=None, power_synced_at=None)
+                        **values)
 
     async def set_boot_device(self, ident: str, device: str, persistent: bool) -> None:
         if device not in BOOT_DEVICES:
@@ -262,6 +265,24 @@ class Conductor:
         for driver in self.drivers.values():
             if driver.inspect is not None:
                 await driver.inspect.close()
+
+
+async def abort_inspection(driver: Driver | None, task: NodeTask) -> dict[str, Any]:
+    """Let the inspect interface abort what it started elsewhere; returns the node values to
+    save with the state change (e.g. a pending abort to retry)."""
+    aborter = getattr(driver.inspect, "abort", None) if driver and driver.inspect else None
+    if aborter is None:
+        return {}
+    changes = await aborter(task.context) or {}
+    if not changes:
+        return {}
+    internal = dict(task.node.get("driver_internal_info") or {})
+    for key, value in changes.items():
+        if value is None:
+            internal.pop(key, None)
+        else:
+            internal[key] = value
+    return {"driver_internal_info": internal}
 
 
 def _context(node: dict[str, Any]) -> NodeContext:

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select, update
 
 from ironsight.baremetal import states
-from ironsight.baremetal.conductor.manager import Conductor
+from ironsight.baremetal.conductor.manager import Conductor, abort_inspection
 from ironsight.baremetal.conductor.task import NodeTask
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import conductors, nodes
@@ -171,15 +171,13 @@ class PeriodicTasks:
         if state == states.VERIFYING:
             await task.transition("fail", last_error="Timeout reached while verifying the node")
             return
-        driver = self.c.drivers.get(task.node["driver"])
-        aborter = getattr(driver.inspect, "abort", None) if driver and driver.inspect else None
-        if aborter is not None:
-            try:
-                await aborter(task.context)
-            except IronsightError as exc:
-                LOG.warning("Node %s: could not abort inspection after timeout: %s", task.uuid, exc)
+        try:
+            internal = await abort_inspection(self.c.drivers.get(task.node["driver"]), task)
+        except IronsightError as exc:
+            LOG.warning("Node %s: could not abort inspection after timeout: %s", task.uuid, exc)
+            internal = {}
         await task.transition("fail", last_error="Timeout reached while inspecting the node. "
-                              "Please check the node's history and logs.")
+                              "Please check the node's history and logs.", **internal)
 
     # --- power state sync ---------------------------------------------------------------------
 

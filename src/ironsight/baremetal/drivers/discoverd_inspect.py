@@ -49,6 +49,7 @@ MIN_CLIENT_VERSION = (1, 0, 0)
 # (covers the instant between our state change and discoverd recording the start).
 UNKNOWN_GRACE = dt.timedelta(seconds=30)
 BATCH = 100
+PENDING_ABORT = "discoverd_abort_pending"
 
 
 class DiscoverdDisabled(Invalid):
@@ -116,17 +117,28 @@ class DiscoverdInspect(InspectInterface):
             LOG.info("Node %s: inspection started in discoverd", task.uuid)
         return states.INSPECTWAIT
 
-    async def abort(self, node: NodeContext) -> None:
-        """Abort in discoverd too; a finished or unknown introspection is not an error."""
+    async def abort(self, node: NodeContext) -> dict[str, Any]:
+        """Abort in discoverd too; a finished or unknown introspection is not an error.
+        Returns driver_internal_info changes: when discoverd cannot be reached, the abort is
+        remembered and retried by the status poll, so a late report cannot touch the node."""
         if not self.enabled:
-            return
+            return {}
+        if await self._abort_in_discoverd(node.uuid):
+            return {PENDING_ABORT: None}
+        return {PENDING_ABORT: True}
+
+    async def _abort_in_discoverd(self, uuid: str) -> bool:
+        """True when discoverd has nothing left running for the node."""
         try:
-            await self.client().abort(node.uuid)
+            await self.client().abort(uuid)
         except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
             if exc.status_code in (400, 404):
-                LOG.info("Node %s: nothing to abort in discoverd: %s", node.uuid, exc.message)
-            else:
-                LOG.warning("Node %s: abort in discoverd failed: %s", node.uuid, exc.message)
+                LOG.info("Node %s: nothing to abort in discoverd: %s", uuid, exc.message)
+                return True
+            LOG.warning("Node %s: abort in discoverd failed (%s); retrying every %g s",
+                        uuid, exc.message, self.conf.discoverd.status_check_period)
+            return False
+        return True
 
     def periodic_tasks(self) -> list[tuple[str, float, Callable[[Conductor], Awaitable[Any]]]]:
         if not self.enabled:
@@ -140,6 +152,7 @@ class DiscoverdInspect(InspectInterface):
 
         drivers = [name for name, drv in conductor.drivers.items()
                    if isinstance(drv.inspect, DiscoverdInspect)]
+        await self._retry_pending_aborts(conductor, drivers)
         async with conductor.db.read() as conn:
             rows = (await conn.execute(
                 select(nodes.c.uuid, nodes.c.provision_updated_at)
@@ -155,7 +168,7 @@ class DiscoverdInspect(InspectInterface):
                 statuses.update(await self.client().get_statuses(uuids[start:start + BATCH]))
         except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
             LOG.warning("Cannot get introspection statuses from discoverd (%s); retrying in "
-                        "%.0f s", exc.message, self.conf.discoverd.status_check_period)
+                        "%g s", exc.message, self.conf.discoverd.status_check_period)
             return 0
         moved = 0
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -168,6 +181,31 @@ class DiscoverdInspect(InspectInterface):
             elif status.get("finished"):
                 moved += await self._finish(conductor, uuid, status.get("error"))
         return moved
+
+    async def _retry_pending_aborts(self, conductor: Conductor, drivers: list[str]) -> None:
+        """Aborts that could not reach discoverd: `inspect failed` nodes are few, so they are
+        read and filtered here rather than indexed."""
+        from ironsight.baremetal.db.models import nodes
+
+        async with conductor.db.read() as conn:
+            rows = (await conn.execute(
+                select(nodes.c.uuid, nodes.c.driver_internal_info)
+                .where(nodes.c.provision_state == states.INSPECTFAIL,
+                       nodes.c.driver.in_(drivers)))).all()
+        for uuid, info in rows:
+            if not (info or {}).get(PENDING_ABORT) or not await self._abort_in_discoverd(uuid):
+                continue
+            try:
+                task = await conductor.acquire(uuid)
+            except (NodeLocked, NotFound):
+                continue
+            try:
+                internal = dict(task.node["driver_internal_info"] or {})
+                internal.pop(PENDING_ABORT, None)
+                await task.save("Abort reached discoverd", event_type="inspection",
+                                release=True, driver_internal_info=internal)
+            finally:
+                await task.release()
 
     async def _finish(self, conductor: Conductor, uuid: str, error: str | None) -> int:
         try:
