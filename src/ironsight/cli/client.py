@@ -82,21 +82,38 @@ def _setting(ctx: click.Context, name: str, default: Any) -> Any:
     return ctx.meta.get(_META + name, default)
 
 
-def client_options(*, group: bool = False, output: bool = True) -> Callable[[F], F]:
-    """`--url`, `--timeout` and (for commands that print data) `-f/--format`."""
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a command group's `--url` points by default."""
+
+    envvar: str
+    default_url: str
+    description: str
+    default_timeout: float = http.DEFAULT_TIMEOUT
+
+
+BAREMETAL = Endpoint("IRONSIGHT_URL", http.DEFAULT_BAREMETAL_URL, "Bare-metal API endpoint.")
+
+
+def client_options(*, group: bool = False, output: bool = True,
+                   endpoint: Endpoint = BAREMETAL) -> Callable[[F], F]:
+    """`--url`, `--timeout` and (for commands that print data) `-f/--format`.
+
+    The group's values are defaults that a command's own options override.
+    """
 
     def decorate(func: F) -> F:
         options = [
             click.option(
                 "--url", metavar="URL", expose_value=False, callback=_remember,
-                envvar="IRONSIGHT_URL" if group else None, show_envvar=group,
-                default=http.DEFAULT_BAREMETAL_URL if group else None, show_default=group,
-                help="Bare-metal API endpoint.",
+                envvar=endpoint.envvar if group else None, show_envvar=group,
+                default=endpoint.default_url if group else None, show_default=group,
+                help=endpoint.description,
             ),
             click.option(
                 "--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
                 expose_value=False, callback=_remember,
-                default=http.DEFAULT_TIMEOUT if group else None, show_default=group,
+                default=endpoint.default_timeout if group else None, show_default=group,
                 help="Seconds to wait for each HTTP response.",
             ),
         ]

@@ -17,14 +17,15 @@ import click
 from rich.table import Table
 
 from ironsight.cli.client import (
+    Endpoint,
     Runtime,
     _emit,
     _err,
     _exit_if_failed,
     _list_table,
     _object_table,
-    _remember,
     _setting,
+    client_options,
     wait_option,
 )
 from ironsight.discoverd import client as discoverd
@@ -50,39 +51,12 @@ class DiscoverdGroup(click.Group):
             raise click.ClickException(str(exc)) from exc
 
 
+DISCOVERD = Endpoint("IRONSIGHT_DISCOVERD_URL", DEFAULT_DISCOVERD_URL,
+                     "discoverd API endpoint.", discoverd.DEFAULT_TIMEOUT)
+
+
 def discoverd_options(*, group: bool = False, output: bool = True) -> Callable[[F], F]:
-    """`--url`, `--timeout` and (for commands that print data) `-f/--format`.
-
-    As for `ironsight node`, the group's values are defaults a command's own options override.
-    """
-
-    def decorate(func: F) -> F:
-        options = [
-            click.option(
-                "--url", metavar="URL", expose_value=False, callback=_remember,
-                envvar="IRONSIGHT_DISCOVERD_URL" if group else None, show_envvar=group,
-                default=DEFAULT_DISCOVERD_URL if group else None, show_default=group,
-                help="discoverd API endpoint.",
-            ),
-            click.option(
-                "--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
-                expose_value=False, callback=_remember,
-                default=discoverd.DEFAULT_TIMEOUT if group else None, show_default=group,
-                help="Seconds to wait for each HTTP response.",
-            ),
-        ]
-        if output:
-            options.append(click.option(
-                "-f", "--format", "format", type=click.Choice(["table", "json"]),
-                expose_value=False, callback=_remember,
-                default="table" if group else None, show_default=group,
-                help="A table, or exactly the API objects as JSON.",
-            ))
-        for option in reversed(options):
-            func = option(func)
-        return func
-
-    return decorate
+    return client_options(group=group, output=output, endpoint=DISCOVERD)
 
 
 # --- plumbing -------------------------------------------------------------------------------

@@ -479,6 +479,7 @@ def test_manage_wait_that_falls_back_to_enroll_exits_1_with_last_error(run, api)
 
 def test_inspect_wait_that_ends_in_inspect_failed_exits_1(run, api):
     api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    api.json("GET", f"/v1/nodes/{NODE_UUID}/ports", {"ports": []})
     api.add("GET", "/v1/nodes/demo-0", *states(
         ("inspect wait", "manageable"), ("inspect failed", None), last_error="Ramdisk error"))
     result = run("node", "inspect", "demo-0", "--wait", "60")
@@ -488,10 +489,24 @@ def test_inspect_wait_that_ends_in_inspect_failed_exits_1(run, api):
 
 def test_inspect_wait_keeps_waiting_through_inspect_wait(run, api):
     api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    api.json("GET", f"/v1/nodes/{NODE_UUID}/ports", {"ports": []})
     api.add("GET", "/v1/nodes/demo-0", *states(
         ("inspecting", "manageable"), ("inspect wait", "manageable"), ("manageable", None)))
     result = run("node", "inspect", "demo-0", "--wait", "60")
     assert result.exit_code == 0
+
+
+def test_inspect_wait_ends_with_a_table_of_what_was_found(run, api):
+    api.accept("PUT", "/v1/nodes/demo-0/states/provision")
+    api.json("GET", f"/v1/nodes/{NODE_UUID}/ports",
+             {"ports": [{"address": "52:54:00:00:00:01"}]})
+    api.add("GET", "/v1/nodes/demo-0", *states(
+        ("inspect wait", "manageable"), ("manageable", None), ("manageable", None),
+        properties={"cpus": 8, "cpu_arch": "x86_64", "memory_mb": 16384, "local_gb": 99}))
+    result = run("node", "inspect", "demo-0", "--wait", "60")
+    assert result.exit_code == 0
+    for text in ("CPUs", "16384", "x86_64", "99", "52:54:00:00:00:01"):
+        assert text in result.stdout
 
 
 def test_wait_times_out_and_exits_1(run, api, clock):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import re
 import uuid as uuidlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -16,8 +15,10 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ironsight.common import versions
 from ironsight.common.exceptions import Invalid, IronsightError, NotAcceptable
 from ironsight.common.http import format_validation_error, json_response, read_json
+from ironsight.common.versions import fmt
 
 if TYPE_CHECKING:
     from ironsight.baremetal.service import BaremetalService
@@ -27,31 +28,16 @@ LOG = logging.getLogger(__name__)
 MIN_VERSION = (1, 1)
 MAX_VERSION = (1, 115)
 VERSION_HEADER = "X-OpenStack-Ironic-API-Version"
-_VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
-
-
-def fmt(version: tuple[int, int]) -> str:
-    return f"{version[0]}.{version[1]}"
-
-
 def parse_version(request: Request) -> tuple[int, int]:
-    raw = request.headers.get(VERSION_HEADER)
-    if raw is None:
-        generic = request.headers.get("openstack-api-version", "")
-        for part in generic.split(","):
-            service, _, value = part.strip().partition(" ")
-            if service.lower() == "baremetal":
-                raw = value.strip()
+    raw = versions.requested(request, VERSION_HEADER, "baremetal")
     if raw is None:
         return MIN_VERSION
-    raw = raw.strip()
     if raw.lower() == "latest":
         return MAX_VERSION
-    match = _VERSION_RE.match(raw)
-    if not match:
+    version = versions.parse(raw)
+    if version is None:
         raise Invalid(f"Invalid value for {VERSION_HEADER} header: {raw!r} "
                       "(expected MAJOR.MINOR or 'latest')")
-    version = (int(match.group(1)), int(match.group(2)))
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise NotAcceptable(
             f"Version {raw} was requested but the minor version is not supported by this "

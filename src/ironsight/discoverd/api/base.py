@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -13,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ironsight.common import versions
 from ironsight.common.exceptions import Invalid, IronsightError, NotAcceptable
 from ironsight.common.http import json_response
+from ironsight.common.versions import fmt
 
 if TYPE_CHECKING:
     from ironsight.discoverd.service import DiscoverdService
@@ -24,28 +25,17 @@ LOG = logging.getLogger(__name__)
 MIN_VERSION = (1, 0)
 MAX_VERSION = (1, 18)
 VERSION_HEADER = "X-OpenStack-Ironic-Inspector-API-Version"
-_VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
-
-
-def fmt(version: tuple[int, int]) -> str:
-    return f"{version[0]}.{version[1]}"
 
 
 def parse_version(request: Request) -> tuple[int, int]:
     """Both the X- header and `OpenStack-API-Version: baremetal-introspection X.Y` are read
     (upstream documented the second but parsed only the first). No header: the newest."""
-    raw = request.headers.get(VERSION_HEADER)
-    if raw is None:
-        for part in request.headers.get("openstack-api-version", "").split(","):
-            service, _, value = part.strip().partition(" ")
-            if service.lower() == "baremetal-introspection":
-                raw = value.strip()
-    if raw is None or raw.strip().lower() == "latest":
+    raw = versions.requested(request, VERSION_HEADER, "baremetal-introspection")
+    if raw is None or raw.lower() == "latest":
         return MAX_VERSION
-    match = _VERSION_RE.match(raw.strip())
-    if not match:
+    version = versions.parse(raw)
+    if version is None:
         raise Invalid(f"Malformed API version {raw!r}: expected MAJOR.MINOR")
-    version = (int(match.group(1)), int(match.group(2)))
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise NotAcceptable(f"Unsupported API version {raw}, supported range is "
                             f"{fmt(MIN_VERSION)} to {fmt(MAX_VERSION)}")
