@@ -193,6 +193,9 @@ class PxeSection:
     ipxe_binary: str = opt("/usr/lib/ipxe/undionly.kpxe", "iPXE binary sent over TFTP to "
                            "plain PXE ROMs so they chain-load iPXE.")
     dnsmasq_path: str = opt("dnsmasq", "The dnsmasq program.")
+    ping_before_offer: bool = opt(
+        False, "Let dnsmasq ping an address before offering it (duplicate check; costs ~3 s "
+        "per first lease). Off: the DHCP range must be reserved for discoverd.")
     router_advertisements: bool = opt(
         True, "Send IPv6 router advertisements on the interface (iPXE otherwise waits ~13 s "
         "for one before it boots); needs an IPv6 address on the interface.")

@@ -92,7 +92,7 @@ class Introspector:
         self.workers.check_free()
         await self.cache.start(uuid, manage_boot=manage_boot, macs=macs, bmc_addresses=bmcs)
         LOG.info("Node %s: introspection started (MACs %s, BMC %s)", uuid, macs, bmcs)
-        await self._changed()
+        await self.notify()
         self.spawn(uuid, lambda: self.boot(uuid, manage_boot), "start")
         return uuid
 
@@ -112,14 +112,14 @@ class Introspector:
     async def fail(self, uuid: str, message: str) -> None:
         LOG.error("Node %s: %s", uuid, message)
         if await self.cache.transition(uuid, "error", error=message):
-            await self._changed()
+            await self.notify()
 
     async def abort(self, uuid: str) -> None:
         if not await self.cache.transition(uuid, "abort", owner=self.cache.owner):
             intro = await self.cache.get(uuid)
             raise Invalid(f"Can not abort introspection of node {uuid} in state "
                           f"\"{intro.state}\" (only starting or waiting)")
-        await self._changed()
+        await self.notify()
         self.spawn(uuid, lambda: self.finish_abort(uuid), "abort")
 
     async def finish_abort(self, uuid: str) -> None:
@@ -127,6 +127,7 @@ class Introspector:
         if intro.manage_boot:
             await self.power_off(uuid, why="abort")
         await self.cache.transition(uuid, "abort_end", error=ABORT_MESSAGE)
+        await self.notify()
         LOG.info("Node %s: introspection aborted", uuid)
 
     async def power_off(self, uuid: str, *, why: str) -> str | None:
@@ -150,6 +151,7 @@ class Introspector:
             LOG.warning("Node %s: power off after %s failed: %s", uuid, why, exc)
             return f"Failed to power off node {uuid} ({why}): {exc}"
 
-    async def _changed(self) -> None:
+    async def notify(self) -> None:
+        """Tell the listener (the PXE filter) that the set of introspected MACs changed."""
         if self.on_change is not None:
             await self.on_change()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import urllib.parse
 from typing import Any
 from urllib.parse import quote
 
@@ -105,6 +106,21 @@ class Ironic:
         body = await self.call("GET", "/v1/ports/detail", params={"node": uuid,
                                                                   "limit": "1000"})
         return list(body["ports"])
+
+    async def list_all_port_macs(self) -> set[str]:
+        """Every port's MAC (the PXE filter's full sync), page by page. Only the query of
+        `next` is followed: its host is the API's public endpoint, which discoverd may not
+        reach."""
+        params = {"fields": "address", "limit": "1000"}
+        macs: set[str] = set()
+        while True:
+            body = await self.call("GET", "/v1/ports", params=params)
+            ports = body.get("ports") or []
+            macs.update(str(p["address"]).lower() for p in ports if p.get("address"))
+            following = body.get("next")
+            if not following or not ports:
+                return macs
+            params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(following).query))
 
     async def set_boot_device_pxe(self, uuid: str) -> None:
         await self.call("PUT", f"/v1/nodes/{uuid}/management/boot_device",

@@ -134,13 +134,16 @@ class Processor:
                 await self._end_with_error(uuid, error)
                 return
         if await self.cache.transition(uuid, "finish"):
+            await self.introspector.notify()
             LOG.info("Node %s: introspection finished", uuid)
 
     async def _end_with_error(self, uuid: str, message: str) -> None:
         LOG.error("Node %s: %s", uuid, message)
         intro = await self.cache.get(uuid)
-        if await self.cache.transition(uuid, "error", error=message) and intro.manage_boot \
-                and self.conf.processing.power_off:
+        if not await self.cache.transition(uuid, "error", error=message):
+            return
+        await self.introspector.notify()
+        if intro.manage_boot and self.conf.processing.power_off:
             self.workers.spawn(lambda: self._power_off_quietly(uuid), name=f"off:{uuid}")
 
     async def _power_off_quietly(self, uuid: str) -> None:

@@ -22,6 +22,7 @@ from ironsight.discoverd.ironic import Ironic
 from ironsight.discoverd.node_cache import NodeCache, utcnow
 from ironsight.discoverd.plugins.base import load_hooks
 from ironsight.discoverd.process import Processor
+from ironsight.discoverd.pxe.service import PxeService
 
 LOG = logging.getLogger(__name__)
 MIGRATIONS = "ironsight.discoverd.db:migrations"
@@ -39,13 +40,18 @@ class DiscoverdService:
         self.cache = NodeCache(self.db)
         self.ironic = Ironic(conf)
         self.workers = WorkerPool(1000)
-        self.introspector = Introspector(conf, self.cache, self.ironic, self.workers)
+        self.pxe = (PxeService.for_discoverd(conf, self.cache, self.ironic)
+                    if conf.pxe.enabled else None)
+        self.introspector = Introspector(conf, self.cache, self.ironic, self.workers,
+                                         on_change=self.pxe.on_change if self.pxe else None)
         self.processor = Processor(conf, self.cache, self.ironic, load_hooks(conf),
                                    self.introspector, self.workers)
         self.app: Starlette = create_app(self)
         self._periodic: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        if self.pxe is not None:
+            await self.pxe.start()
         await self.resume()
         self._periodic = asyncio.get_running_loop().create_task(self._clean_up_loop(),
                                                                 name="discoverd-clean-up")
@@ -56,6 +62,8 @@ class DiscoverdService:
         if self._periodic is not None:
             self._periodic.cancel()
             await asyncio.gather(self._periodic, return_exceptions=True)
+        if self.pxe is not None:
+            await self.pxe.stop()
         await self.workers.drain(timeout=10)
         await self.ironic.close()
         await self.db.close()
@@ -74,6 +82,8 @@ class DiscoverdService:
         if timeout <= 0:
             return []
         ended = await self.cache.timed_out(utcnow() - dt.timedelta(seconds=timeout))
+        if ended and self.pxe is not None:
+            await self.pxe.on_change()
         for uuid in ended:
             LOG.error("Node %s: Introspection timeout", uuid)
             intro = await self.cache.get(uuid)

@@ -26,7 +26,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(svc: DiscoverdService) -> Starlette:
-    app = Starlette(routes=[*root.routes, *introspection.routes, *callback.routes],
+    pxe_routes = svc.pxe.routes() if svc.pxe is not None else []
+    app = Starlette(routes=[*root.routes, *introspection.routes, *callback.routes, *pxe_routes],
                     exception_handlers={HTTPException: _http_error})
     app.state.svc = svc
     return app
