@@ -42,22 +42,26 @@ def proc_stat(pid: int) -> tuple[float, float]:
     return cpu, rss
 
 
-def start_service(state: Path, port: int, db_url: str | None,
-                  extra: str = "") -> subprocess.Popen[bytes]:
-    conf = state / "bench.conf"
+def start_service(state: Path, port: int, db_url: str | None, extra: str = "",
+                  only: str | None = None, wait_port: int | None = None
+                  ) -> subprocess.Popen[bytes]:
+    conf = state / f"bench-{only or 'all'}.conf"
     debug = "debug = true\n" if os.environ.get("BENCH_DEBUG") else ""
     lines = [f"[DEFAULT]\nstate_dir = {state}\n{debug}", f"[api]\nport = {port}\n",
              "[conductor]\nsync_power_state_interval = 0\n", extra]
     if db_url:
         lines.append(f"[database]\nconnection = {db_url}\n")
     conf.write_text("".join(lines))
-    only = [] if "[introspection]" in extra else ["--only", "baremetal"]
+    if only is None and "[introspection]" not in extra:
+        only = "baremetal"
+    args = ["--only", only] if only else []
     proc = subprocess.Popen([sys.executable, "-m", "ironsight.cli", "serve", "--config-file",
-                             str(conf), *only], stdout=open(state / "service.log", "wb"),  # noqa: SIM115
+                             str(conf), *args],
+                            stdout=open(state / f"service-{only or 'all'}.log", "wb"),  # noqa: SIM115
                             stderr=subprocess.STDOUT)
     for _ in range(150):
         with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
+            if sock.connect_ex(("127.0.0.1", wait_port or port)) == 0:
                 return proc
         time.sleep(0.1)
     raise SystemExit("service did not start; see " + str(state / "service.log"))

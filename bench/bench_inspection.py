@@ -52,7 +52,12 @@ async def wait_manageable(port: int, count: int, timeout: float) -> None:
         conn.close()
 
 
-async def bench(bm_port: int, di_port: int, pid: int, nodes: int) -> dict[str, float]:
+def cpu_rss(pids: list[int]) -> tuple[float, float]:
+    stats = [proc_stat(pid) for pid in pids]
+    return sum(s[0] for s in stats), sum(s[1] for s in stats)
+
+
+async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int) -> dict[str, float]:
     stamp = time.time_ns()
     by_index: dict[int, str] = {}
     marks: dict[str, float] = {}
@@ -67,7 +72,7 @@ async def bench(bm_port: int, di_port: int, pid: int, nodes: int) -> dict[str, f
             assert resp.status == status, resp.body
         return check
 
-    cpu0, _ = proc_stat(pid)
+    cpu0, _ = cpu_rss(pids)
     t0 = time.perf_counter()
     await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
         "POST", "/v1/nodes", {"driver": "fake", "name": f"b{i}-{stamp}"}), created)
@@ -88,7 +93,7 @@ async def bench(bm_port: int, di_port: int, pid: int, nodes: int) -> dict[str, f
                             lambda i: ("POST", "/v1/continue", report(i)), ok(200))
     await wait_manageable(bm_port, nodes, 120)
     total = time.perf_counter() - t0
-    cpu1, rss = proc_stat(pid)
+    cpu1, rss = cpu_rss(pids)
     await verify(bm_port, uuids)
     return {"total": total, **marks, "cb_p50": res.pct(0.5), "cb_p95": res.pct(0.95),
             "cpu": cpu1 - cpu0, "rss": rss}
@@ -98,6 +103,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=200)
     parser.add_argument("--db-url", default=None)
+    parser.add_argument("--split", action="store_true",
+                        help="run the two services as two processes (serve --only ...)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-") as tmp:
         state = Path(tmp)
@@ -105,15 +112,20 @@ def main() -> None:
         extra = (f"[introspection]\nport = {di_port}\nironic_url = http://127.0.0.1:{bm_port}\n"
                  "ironic_retry_interval = 0.05\n[processing]\nadd_ports = all\n"
                  f"[discoverd]\nenabled = true\nservice_url = http://127.0.0.1:{di_port}/v1\n")
-        proc = start_service(state, bm_port, args.db_url, extra)
+        procs = ([start_service(state, bm_port, args.db_url, extra, only="baremetal"),
+                  start_service(state, bm_port, args.db_url, extra, only="discoverd",
+                                wait_port=di_port)]
+                 if args.split else [start_service(state, bm_port, args.db_url, extra)])
         try:
             time.sleep(1)
-            r = asyncio.run(bench(bm_port, di_port, proc.pid, args.nodes))
+            r = asyncio.run(bench(bm_port, di_port, [p.pid for p in procs], args.nodes))
         finally:
-            proc.terminate()
-            proc.wait(10)
+            for proc in procs:
+                proc.terminate()
+                proc.wait(10)
     n = args.nodes
-    print(f"nodes={n} db={'postgresql' if args.db_url else 'sqlite'}")
+    print(f"nodes={n} db={'postgresql' if args.db_url else 'sqlite'} "
+          f"processes={'2 (serve --only baremetal / --only discoverd)' if args.split else 1}")
     print(f"  total (create → all manageable again)  {r['total']:6.2f} s  "
           f"({r['total'] / n * 1000:.1f} ms/node)")
     print(f"    create nodes + 2 ports each           {r['create']:6.2f} s")

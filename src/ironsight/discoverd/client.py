@@ -17,6 +17,7 @@ generator with blocking or awaited I/O.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlsplit
 
+import aiohttp
 import httpx
 
 __version_info__ = (1, 0, 0)
@@ -332,7 +334,13 @@ class Client:
 
 
 class AsyncClient:
-    """`Client` for asyncio: the same methods, as coroutines."""
+    """`Client` for asyncio: the same methods, as coroutines.
+
+    It sends with aiohttp: the bare-metal conductor starts introspections from many
+    concurrent workers, and httpx's pool costs far more CPU per request there (its connection
+    assignment scans every pooled connection for each request; bench/RESULTS.md). Passing an
+    httpx `transport` (tests) uses httpx instead.
+    """
 
     def __init__(
         self,
@@ -346,8 +354,11 @@ class AsyncClient:
         self.base_url = normalize_url(base_url)
         self.timeout = timeout
         self._sleep = sleep_function
-        self._http = httpx.AsyncClient(base_url=self.base_url, headers=_headers(auth_token),
-                                       timeout=timeout, transport=transport)
+        self._headers = _headers(auth_token)
+        self._http = (httpx.AsyncClient(base_url=self.base_url, headers=self._headers,
+                                        timeout=timeout, transport=transport)
+                      if transport is not None else None)
+        self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -357,14 +368,40 @@ class AsyncClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        if self._http is not None:
+            await self._http.aclose()
+        if self._session is not None:
+            await self._session.close()
 
     async def _send(self, call: _Call) -> Any:
+        if self._http is not None:
+            try:
+                response = await self._http.request(call.method, call.path,
+                                                    **_request_args(call))
+            except httpx.TransportError as exc:
+                raise _unavailable(self.base_url, self.timeout, exc) from exc
+            return _decode(response)
+        return await self._send_aiohttp(call)
+
+    async def _send_aiohttp(self, call: _Call) -> Any:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.timeout))
+        url = f"{self.base_url}/{call.path.lstrip('/')}"
+        data = json.dumps(call.body) if call.has_body else None
+        headers = {"Content-Type": "application/json"} if call.has_body else None
         try:
-            response = await self._http.request(call.method, call.path, **_request_args(call))
-        except httpx.TransportError as exc:
-            raise _unavailable(self.base_url, self.timeout, exc) from exc
-        return _decode(response)
+            async with self._session.request(call.method, url, params=call.params or None,
+                                             data=data, headers=headers) as resp:
+                status, body = resp.status, await resp.read()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            if isinstance(exc, TimeoutError):
+                raise ServiceUnavailable(f"no answer from discoverd at {self.base_url} "
+                                         f"within {self.timeout:g} s") from exc
+            raise ServiceUnavailable(f"cannot reach discoverd at {self.base_url}: "
+                                     f"{exc}") from exc
+        # One decoder for both transports: wrap the answer as an httpx.Response.
+        return _decode(httpx.Response(status, content=body))
 
     async def _run(self, op: _Op[T]) -> T:
         answer: Any = None

@@ -72,6 +72,11 @@ async def test_a_child_left_by_a_killed_discoverd_is_ended_before_a_new_one_star
     # a program that keeps its arguments (an exec'd `sleep` would not)
     argv = [sys.executable, "-c", "import time; time.sleep(30)", "--conf-file=/x/dnsmasq.conf"]
     stale = subprocess.Popen(argv)
+    cmdline = Path(f"/proc/{stale.pid}/cmdline")
+    for _ in range(500):  # until the child has exec'd (before, /proc shows our own argv)
+        if b"--conf-file=/x/dnsmasq.conf" in cmdline.read_bytes():
+            break
+        time.sleep(0.01)
     pid_file = tmp_path / "child.pid"
     pid_file.write_text(f"{stale.pid}\n")
     sup = Supervisor(argv, name="fake", on_line=lambda _: None, pid_file=pid_file)

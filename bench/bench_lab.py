@@ -1,0 +1,187 @@
+"""Real inspections in the QEMU lab: where the time goes, for 1, 3 and 6 VMs at once.
+
+For each size a fresh lab (`ironsight.lab`) is brought up, every node is inspected at once
+through the bare-metal API, and each VM's time from the inspect request to `manageable` is
+split along its path:
+
+    request -> power on          bare-metal history "Power state is now power on"
+            -> lease (iPXE)      discoverd's log: dnsmasq's first DHCPACK for the MAC
+            -> ramdisk fetched   discoverd's access log: GET /pxe/initramfs from that IP
+            -> lease (ramdisk)   the second DHCPACK (the ramdisk's udhcpc)
+            -> callback          the report arrives: discoverd's first GET of the node on
+                                 the bare-metal API after that lease (access log)
+            -> node updated      history "Node updated: properties"
+            -> power off         history "Power state is now power off"
+            -> manageable        history "... to manageable"
+
+The service runs with `[DEFAULT] debug = true` for the access log (a little extra CPU).
+Needs root, QEMU, dnsmasq and ipmitool, like `ironsight lab up`.
+
+    .venv/bin/python bench/bench_lab.py [--sizes 1,3,6] [--ramdisk-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import re
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ironsight.lab.lab import Lab, LabOptions, default_vms, provision, running, wait_states
+from ironsight.lab.network import LabNetwork
+
+REPO = Path(__file__).resolve().parents[1]
+TIMEOUT = 300.0
+STEPS = ("power on", "lease (iPXE)", "ramdisk fetched", "lease (ramdisk)", "callback",
+         "node updated", "power off", "manageable")
+
+_LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
+_LEASE = re.compile(r"PXE: (?P<mac>[0-9a-f:]{17}) got the address (?P<ip>\S+)")
+_ACCESS = re.compile(r'uvicorn\.access: (?P<ip>[\d.]+):\d+ - "(?P<method>\w+) (?P<path>\S+)')
+
+
+@dataclass
+class Timeline:
+    name: str
+    uuid: str
+    mac: str
+    requested: float
+    at: dict[str, float] = field(default_factory=dict)
+
+    def split(self) -> list[float | None]:
+        """Seconds spent in each step (None when an event was not seen)."""
+        out: list[float | None] = []
+        previous: float | None = self.requested
+        for step in STEPS:
+            now = self.at.get(step)
+            out.append(now - previous if now is not None and previous is not None else None)
+            previous = now
+        return out
+
+    @property
+    def total(self) -> float | None:
+        end = self.at.get("manageable")
+        return end - self.requested if end is not None else None
+
+
+def _log_time(line: str) -> float | None:
+    match = _LOG_TIME.match(line)
+    if not match:
+        return None
+    stamp = time.mktime(time.strptime(match.group(1), "%Y-%m-%d %H:%M:%S"))
+    return stamp + int(match.group(2)) / 1000
+
+
+def _history_time(value: str) -> float:
+    return dt.datetime.fromisoformat(value).timestamp()
+
+
+def _from_history(lab: Lab, timeline: Timeline) -> None:
+    with lab.client() as client:
+        events = client.get(f"/v1/nodes/{timeline.name}/history").json()["history"]
+    for event in events:
+        when = _history_time(event["created_at"])
+        if when < timeline.requested:
+            continue
+        text = event["event"]
+        for step, marker in (("power on", "Power state is now power on"),
+                             ("node updated", "Node updated: properties"),
+                             ("power off", "Power state is now power off"),
+                             ("manageable", "from inspect wait to manageable")):
+            if marker in text and step not in timeline.at:
+                timeline.at[step] = when
+
+
+def _from_service_log(lab: Lab, timelines: dict[str, Timeline]) -> None:
+    """Leases by MAC, then the boot-file requests of each VM's address, then discoverd's
+    first request for the node once the ramdisk has its address."""
+    by_mac = {t.mac: t for t in timelines.values()}
+    by_uuid = {t.uuid: t for t in timelines.values()}
+    by_ip: dict[str, Timeline] = {}
+    leases: dict[str, int] = {}
+    for line in lab.serve_log.read_text(errors="replace").splitlines():
+        when = _log_time(line)
+        if when is None:
+            continue
+        if (lease := _LEASE.search(line)) and lease["mac"] in by_mac:
+            timeline = by_mac[lease["mac"]]
+            if when < timeline.requested:
+                continue
+            by_ip[lease["ip"]] = timeline
+            leases[timeline.name] = leases.get(timeline.name, 0) + 1
+            step = "lease (iPXE)" if leases[timeline.name] == 1 else "lease (ramdisk)"
+            timeline.at.setdefault(step, when)
+        elif access := _ACCESS.search(line):
+            if access["ip"] in by_ip and access["path"] == "/pxe/initramfs":
+                by_ip[access["ip"]].at.setdefault("ramdisk fetched", when)
+            node = access["path"].removeprefix("/v1/nodes/")
+            if access["method"] == "GET" and node in by_uuid:
+                timeline = by_uuid[node]
+                if "lease (ramdisk)" in timeline.at:
+                    timeline.at.setdefault("callback", when)
+
+
+def run_size(count: int, ramdisk_dir: Path, work: Path) -> tuple[float, list[Timeline]]:
+    options = LabOptions(
+        state_dir=work / f"lab-{count}", vms=default_vms(count),
+        network=LabNetwork(namespace="ironsight-bench"), ramdisk_dir=ramdisk_dir,
+        api_port=0, discoverd_port=0, bmc_same_ports=False,
+        extra_conf={"DEFAULT": {"debug": "true"}})
+    with running(options, log=lambda line: print("  " + line, file=sys.stderr)) as lab:
+        names = [vm.spec.name for vm in lab.vms]
+        timelines: dict[str, Timeline] = {}
+        began = time.time()
+        with lab.client() as client:
+            for vm in lab.vms:
+                timelines[vm.spec.name] = Timeline(vm.spec.name, lab.state["nodes"][vm.spec.name],
+                                                   vm.spec.mac, time.time())
+                provision(client, vm.spec.name, "inspect")
+            wait_states(client, names, {"manageable"}, TIMEOUT, failed={"inspect failed"},
+                        settled=lambda doc: doc["power_state"] == "power off", poll=0.2)
+        wall = time.time() - began
+        for timeline in timelines.values():
+            _from_history(lab, timeline)
+        _from_service_log(lab, timelines)
+    return wall, list(timelines.values())
+
+
+def _cell(value: float | None) -> str:
+    return f"{value:6.2f}" if value is not None else "     -"
+
+
+def print_table(count: int, wall: float, timelines: list[Timeline]) -> None:
+    print(f"\n{count} VM{'s' if count > 1 else ''} at once: all manageable after {wall:.1f} s "
+          "(seconds per step, from the previous one)")
+    header = ["VM", *STEPS, "total"]
+    widths = [max(6, len(h)) for h in header]
+    print("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
+    for timeline in timelines:
+        cells = [timeline.name, *(_cell(v) for v in timeline.split()), _cell(timeline.total)]
+        print("  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
+    totals = [t.total for t in timelines if t.total is not None]
+    if totals:
+        print(f"  request -> manageable: min {min(totals):.1f} s, median "
+              f"{statistics.median(totals):.1f} s, max {max(totals):.1f} s")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1,3,6", help="VMs at once, comma-separated")
+    parser.add_argument("--ramdisk-dir", type=Path, default=REPO / ".state" / "ramdisk-cache")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    with tempfile.TemporaryDirectory(prefix="ironsight-bench-lab-") as tmp:
+        for count in sizes:
+            print(f"lab of {count} VMs:", file=sys.stderr)
+            wall, timelines = run_size(count, args.ramdisk_dir, Path(tmp))
+            print_table(count, wall, timelines)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
