@@ -44,7 +44,7 @@ def _uvicorn(app: Any, host: str, port: int, debug: bool) -> Any:
 
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None,
                                            access_log=debug, lifespan="off",
-                                           server_header=False))
+                                           server_header=False, proxy_headers=False))
     # We own the signals: one handler stops every server of this process, then cleans up.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     return server

@@ -126,7 +126,8 @@ class IntrospectionSection:
     ironic_retries: int = opt(
         12, "Attempts of a bare-metal API call that answers 409 (node locked).", minimum=1)
     ironic_retry_interval: float = opt(
-        1.0, "Seconds between attempts after a 409 from the bare-metal API.", minimum=0)
+        1.0, "Seconds before the first retry after a 409 from the bare-metal API; the "
+        "wait doubles at each attempt, up to 2 s (or this value, if larger).", minimum=0)
     timeout: float = opt(
         3600.0, "Seconds an introspection may take before it ends with 'Introspection "
         "timeout'; 0: never.", minimum=0)

@@ -75,7 +75,9 @@ class Ironic:
             if status == 409 and attempt < self.attempts:
                 LOG.debug("%s %s: node locked, retry %d/%d", method, path, attempt,
                           self.attempts)
-                await asyncio.sleep(self.interval)
+                # doubling up to 2 s: short waits for short locks, patience for long ones
+                await asyncio.sleep(min(self.interval * 2 ** (attempt - 1),
+                                        max(self.interval, 2.0)))
                 continue
             if status >= 400:
                 raise IronicError(_message(status, payload), code=status)
