@@ -14,12 +14,13 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from ironsight.cli import agent, client, introspection, server
+    from ironsight.cli import agent, client, introspection, ramdisk, server
 
     server.register(cli)
     client.register(cli)
     introspection.register(cli)
     agent.register(cli)
+    ramdisk.register(cli)
 
 
 def main() -> None:

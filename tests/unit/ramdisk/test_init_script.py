@@ -1,0 +1,247 @@
+"""The ramdisk's /init and udhcpc hook, run with the host's busybox sh and applets.
+
+/init sourced with IRONSIGHT_INIT_LIB=1 only defines its functions; PATH holds nothing but
+busybox applets, so these run the same tools as the ramdisk.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from ironsight.discoverd import formats
+from ironsight.ramdisk.initramfs import BUSYBOX, FILES
+
+INIT = FILES / "init"
+UDHCPC = FILES / "udhcpc.script"
+DASH = Path("/bin/dash")
+
+pytestmark = pytest.mark.skipif(not BUSYBOX.exists(), reason="needs /bin/busybox")
+
+
+@pytest.fixture(scope="module")
+def applets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A PATH directory of busybox applets only."""
+    bindir = tmp_path_factory.mktemp("busybox-bin")
+    names = subprocess.run([str(BUSYBOX), "--list"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    for name in names:
+        (bindir / name).symlink_to(BUSYBOX)
+    return bindir
+
+
+def sh(applets: Path, script: str, *, path_extra: Path | None = None,
+       env: dict[str, str] | None = None, check: bool = True) -> str:
+    path = f"{path_extra}:{applets}" if path_extra else str(applets)
+    proc = subprocess.run([str(BUSYBOX), "sh", "-c", f'. "{INIT}"\n{script}'],
+                          env={"PATH": path, "IRONSIGHT_INIT_LIB": "1", **(env or {})},
+                          capture_output=True, text=True, timeout=30, check=False)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def parsed(applets: Path, cmdline: str) -> dict[str, str]:
+    out = sh(applets, f"parse_cmdline '{cmdline}'\n"
+                      'echo "$CALLBACK_URL|$REPORT_URLS|$BOOTIF|$POWEROFF|$DEBUG"')
+    keys = ("url", "report_urls", "bootif", "poweroff", "debug")
+    return dict(zip(keys, out.rstrip("\n").split("|"), strict=True))
+
+
+# --- syntax ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("script", [INIT, UDHCPC])
+def test_the_scripts_parse(script: Path) -> None:
+    proc = subprocess.run([str(BUSYBOX), "sh", "-n", str(script)], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_sourcing_with_the_lib_flag_runs_nothing(applets: Path) -> None:
+    assert sh(applets, "") == ""
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_main_refuses_to_run_unless_pid_1(tmp_path: Path) -> None:
+    # dash and an empty PATH: should the guard ever break, no real command can run here
+    proc = subprocess.run([str(DASH), str(INIT)], env={"PATH": str(tmp_path)},
+                          capture_output=True, text=True, timeout=10, check=False)
+    assert proc.returncode == 1
+    assert "not PID 1" in proc.stderr
+
+
+# --- the kernel command line ----------------------------------------------------------------------
+
+def test_parse_cmdline_reads_every_key(applets: Path) -> None:
+    assert parsed(applets, "console=ttyS0 ironsight.callback_url=http://h:5050/v1/continue "
+                           "BOOTIF=01-52-54-00-12-34-56 ironsight.poweroff=1 "
+                           "ironsight.debug=1") == {
+        "url": "http://h:5050/v1/continue", "report_urls": "http://h:5050/v1/continue",
+        "bootif": "01-52-54-00-12-34-56", "poweroff": "1", "debug": "1"}
+
+
+def test_parse_cmdline_defaults_wait_for_the_power_off(applets: Path) -> None:
+    assert parsed(applets, "console=ttyS0 quiet") == {
+        "url": "", "report_urls": "", "bootif": "", "poweroff": "0", "debug": "0"}
+
+
+@pytest.mark.parametrize("value", ["yes", "", "2"])
+def test_parse_cmdline_only_1_powers_off(applets: Path, value: str) -> None:
+    assert parsed(applets, f"ironsight.poweroff={value}")["poweroff"] == "0"
+
+
+def test_other_ramdisks_callback_keys_are_only_used_for_the_error_report(
+        applets: Path) -> None:
+    # the agent reads them itself: /init passes no --callback-url then
+    result = parsed(applets, "ipa-inspection-callback-url=http://a/x,http://b/x "
+                             "discoverd_callback_url=http://c/x")
+    assert result["url"] == ""
+    assert result["report_urls"] == "http://a/x http://b/x"
+
+
+def test_parse_cmdline_stops_at_double_dash_and_does_not_glob(applets: Path) -> None:
+    result = parsed(applets, "BOOTIF=* -- ironsight.poweroff=1")
+    assert result["bootif"] == "*"
+    assert result["poweroff"] == "0"
+
+
+@pytest.mark.parametrize(("bootif", "mac"), [
+    ("01-52-54-00-12-34-56", "52:54:00:12:34:56"),
+    ("01-AA-BB-CC-DD-EE-FF", "aa:bb:cc:dd:ee:ff"),
+    ("52:54:00:12:34:56", "52:54:00:12:34:56"),
+    ("", ""),
+    ("01-52-54-00-12", ""),
+    ("01-zz-54-00-12-34-56", ""),
+])
+def test_bootif_mac(applets: Path, bootif: str, mac: str) -> None:
+    assert sh(applets, f"bootif_mac '{bootif}'").strip() == mac
+
+
+# --- NICs -----------------------------------------------------------------------------------------
+
+@pytest.fixture
+def net(tmp_path: Path) -> Path:
+    """A /sys/class/net: lo, a bridge (no device), and two NICs."""
+    base = tmp_path / "net"
+    for name, mac, device in (("lo", "00:00:00:00:00:00", False),
+                              ("br0", "02:00:00:00:00:01", False),
+                              ("eth0", "52:54:00:00:00:01", True),
+                              ("eth1", "52:54:00:00:00:02", True)):
+        (base / name).mkdir(parents=True)
+        (base / name / "address").write_text(mac + "\n")
+        if device:
+            (base / name / "device").mkdir()
+    return base
+
+
+def test_find_nic_by_mac_skips_lo_and_virtual_interfaces(applets: Path, net: Path) -> None:
+    assert sh(applets, f"NET={net}; list_nics").split() == ["eth0", "eth1"]
+    assert sh(applets, f"NET={net}; find_nic 52:54:00:00:00:02").strip() == "eth1"
+    assert sh(applets, f"NET={net}; find_nic ''").strip() == "eth0"
+
+
+def test_wait_nic_falls_back_to_the_first_nic_when_bootif_matches_none(
+        applets: Path, net: Path) -> None:
+    assert sh(applets, f"NET={net}; wait_nic 52:54:00:99:99:99 1").strip() == "eth0"
+
+
+def test_wait_nic_fails_without_any_nic(applets: Path, tmp_path: Path) -> None:
+    (tmp_path / "empty/lo").mkdir(parents=True)
+    out = sh(applets, f"NET={tmp_path / 'empty'}; wait_nic '' 1 || echo none")
+    assert out.strip() == "none"
+
+
+# --- the error report -----------------------------------------------------------------------------
+
+def test_error_report_is_a_legacy_report_discoverd_accepts(applets: Path, net: Path) -> None:
+    message = 'agent exited with code 1: Traceback "x" \\ \t tab'
+    out = sh(applets, f"NET={net}; BOOTIF=01-52-54-00-00-00-02\n"
+                      f"error_report '{message}'")
+    report = json.loads(out)
+    assert report == {
+        "error": "ramdisk error: agent exited with code 1: Traceback \"x\" \\  tab",
+        "interfaces": {"eth0": {"mac": "52:54:00:00:00:01"},
+                       "eth1": {"mac": "52:54:00:00:00:02"}},
+        "boot_interface": "01-52-54-00-00-00-02"}
+    data = formats.normalize(report)
+    assert data["error"].startswith("ramdisk error: ")
+    assert [i["mac_address"] for i in data["inventory"]["interfaces"]] == [
+        "52:54:00:00:00:01", "52:54:00:00:00:02"]
+
+
+class _Receiver:
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.bodies: list[dict[str, object]] = []
+
+
+@pytest.fixture
+def receiver(request: pytest.FixtureRequest) -> Iterator[tuple[_Receiver, str]]:
+    state = _Receiver(request.param)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            state.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(state.status)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield state, f"http://127.0.0.1:{server.server_address[1]}/v1/continue"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("receiver", [202, 400], indirect=True)
+def test_post_error_delivers_once_even_when_discoverd_answers_400(
+        applets: Path, net: Path, tmp_path: Path, receiver: tuple[_Receiver, str]) -> None:
+    """busybox wget: an HTTP error is still delivered (no retry); no -T (it segfaults)."""
+    state, url = receiver
+    out = sh(applets, f"NET={net}; WORK={tmp_path}; REPORT_URLS='{url}'\n"
+                      "post_error 'agent exited with code 1: boom'; echo rc=$?")
+    assert out.strip().endswith("rc=0"), out
+    assert len(state.bodies) == 1
+    assert state.bodies[0]["error"] == "ramdisk error: agent exited with code 1: boom"
+
+
+def test_post_error_without_url_fails(applets: Path, net: Path, tmp_path: Path) -> None:
+    out = sh(applets, f"NET={net}; WORK={tmp_path}; REPORT_URLS=''\n"
+                      "post_error x; echo rc=$?")
+    assert out.strip() == "rc=1"
+
+
+# --- udhcpc hook ----------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_udhcpc_bound_configures_address_route_dns_and_hostname(tmp_path: Path) -> None:
+    """Run by dash with fakes only on PATH: busybox sh would run its own `ip` and `hostname`
+    applets whatever PATH says, on this machine's real interfaces."""
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    calls = tmp_path / "calls"
+    for tool in ("ip", "hostname"):
+        (fake / tool).write_text(f'#!{DASH}\necho "{tool} $*" >> {calls}\n')
+        (fake / tool).chmod(0o755)
+    resolv = tmp_path / "resolv.conf"
+    env = {"PATH": str(fake), "RESOLV_CONF": str(resolv), "interface": "eth9",
+           "ip": "192.0.2.15", "mask": "24", "router": "192.0.2.2 192.0.2.3",
+           "dns": "192.0.2.3 192.0.2.4", "hostname": "node-1"}
+    proc = subprocess.run([str(DASH), str(UDHCPC), "bound"], env=env,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert calls.read_text().splitlines() == [
+        "ip -4 addr flush dev eth9", "ip addr add 192.0.2.15/24 dev eth9",
+        "ip route add default via 192.0.2.2 dev eth9", "hostname node-1"]
+    assert resolv.read_text() == "nameserver 192.0.2.3\nnameserver 192.0.2.4\n"
