@@ -6,7 +6,7 @@ need=()
 have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # ipmitool: pxe_ipmitool; openssh-*: pxe_ssh tests; dnsmasq-base iptables ipxe: discoverd's
 # PXE side; busybox-static cpio kmod: the ramdisk builder; qemu-*: the VM lab and e2e tests.
-for pkg in ipmitool openssh-server openssh-client python3-venv python3.11 dnsmasq-base \
+for pkg in ipmitool openssh-server openssh-client python3-venv python3.11 iproute2 dnsmasq-base \
            iptables ipxe busybox-static cpio kmod qemu-system-x86 qemu-utils ipxe-qemu; do
   have "$pkg" || need+=("$pkg")
 done

@@ -1,5 +1,11 @@
 """`make demo`: an in-band inspection, driven as an operator would.
 
+Where it can (root, QEMU, network namespaces), it is the real thing: it builds the discovery
+ramdisk, brings up a lab of three QEMU VMs behind virtual BMCs in an isolated network
+namespace, with `ironsight serve` running discoverd's dnsmasq and PXE filter, inspects the
+VMs through the bare-metal API (`ironsight node inspect --wait`), prints what was found and
+takes the lab down. Elsewhere it says why and runs the simulated inspection:
+
 It starts `ironsight serve` (bare-metal service + discoverd) in a fresh state directory with
 one setting on top of the embedded defaults — `[discoverd] enabled` — plus one virtual BMC
 over real IPMI/UDP. It enrolls two `fake` nodes and one `pxe_ipmitool` node (each with its
@@ -108,6 +114,66 @@ class Ramdisks(threading.Thread):
                 time.sleep(0.2)
 
 
+def real_lab_unavailable() -> str | None:
+    """Why the QEMU lab cannot run here, or None when it can."""
+    if os.geteuid() != 0:
+        return "the lab needs root (network namespaces, taps, dnsmasq)"
+    for tool in ("qemu-system-x86_64", "qemu-img", "ip", "dnsmasq", "ipmitool"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (make deps installs it)"
+    if not Path("/dev/net/tun").exists():
+        return "/dev/net/tun is missing (no tap devices)"
+    return None
+
+
+def run_lab() -> None:
+    """The real demo: VMs PXE-boot the discovery ramdisk and are inspected over IPMI."""
+    from ironsight.lab.lab import LabOptions, default_vms, running
+
+    state_dir = Path(tempfile.mkdtemp(prefix="ironsight-demo-lab-"))
+    vms = default_vms(3)
+    console.print("[bold]ironsight demo[/bold]: a lab of 3 QEMU VMs (TCG) with virtual BMCs, "
+                  "inspected through the full PXE path")
+    try:
+        with running(LabOptions(state_dir=state_dir, vms=vms),
+                     log=lambda line: console.print(f"  lab: {line}")) as lab:
+            os.environ["IRONSIGHT_URL"] = lab.api_url
+            names = [vm.spec.name for vm in vms]
+            for vm in vms:
+                console.print(f"  {vm.spec.name}: {vm.driver}, {vm.spec.cpus} vCPU, "
+                              f"{vm.spec.memory_mb} MiB, {vm.spec.disk_gb} GiB disk, "
+                              f"MAC {vm.spec.mac}")
+            console.print("[bold]inspecting[/bold] (each VM powers on over IPMI, PXE-boots "
+                          "the ramdisk from discoverd's dnsmasq, reports, powers off)")
+            status = _cli("node", "inspect", *names, "--wait", "600")
+            with lab.client() as client:
+                history = _call(client, "GET", f"/v1/nodes/{names[0]}/history")["history"]
+            console.print(f"[bold]history of {names[0]}[/bold]")
+            for event in history:
+                console.print(f"  {event['created_at'][11:23]}  {event['event']}")
+            if status != 0:
+                raise SystemExit(f"inspection failed; see above (service log: "
+                                 f"{lab.serve_log})")
+    finally:
+        shutil.rmtree(state_dir, ignore_errors=True)
+    console.print("demo finished; the lab is down (VMs, BMCs, dnsmasq, namespace removed).")
+
+
+def main() -> None:
+    for port in (6385, 5050):
+        if not _port_free(port):
+            raise SystemExit(f"port {port} is in use: stop the service running there (the "
+                             "demo starts its own)")
+    why = os.environ.get("IRONSIGHT_DEMO_SIMULATED") and "IRONSIGHT_DEMO_SIMULATED is set"
+    why = why or real_lab_unavailable()
+    if why is None:
+        run_lab()
+        return
+    console.print(f"[yellow]The QEMU lab cannot run here ({why}); running the simulated "
+                  "inspection instead (the real agent reads machine descriptions).[/yellow]")
+    run()
+
+
 def run() -> None:
     for port in (6385, 5050):
         if not _port_free(port):
@@ -165,4 +231,4 @@ def run() -> None:
 
 
 if __name__ == "__main__":
-    run()
+    main()

@@ -14,13 +14,14 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from ironsight.cli import agent, client, introspection, ramdisk, server
+    from ironsight.cli import agent, client, introspection, lab, ramdisk, server
 
     server.register(cli)
     client.register(cli)
     introspection.register(cli)
     agent.register(cli)
     ramdisk.register(cli)
+    lab.register(cli)
 
 
 def main() -> None:

@@ -101,7 +101,7 @@ class DiscoverdSection:
     service_url: str = opt(
         "", "URL of discoverd's API, e.g. http://127.0.0.1:5050/v1 (no default).")
     status_check_period: float = opt(
-        1.0, "Seconds between polls of discoverd for nodes in 'inspect wait' (one batched "
+        0.5, "Seconds between polls of discoverd for nodes in 'inspect wait' (one batched "
         "request per 100 waiting nodes; none when no node waits).", minimum=0.1)
 
 

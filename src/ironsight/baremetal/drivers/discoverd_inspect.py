@@ -7,8 +7,8 @@
   calls `introspect(uuid)`, because discoverd will act on the node through the bare-metal API
   (boot device, reboot) and must not find it locked. A failure to start → `inspect failed`.
 - One periodic task per conductor polls discoverd for all nodes in `inspect wait` with **one
-  batched request** (per 100 nodes), every `status_check_period` (1 s by default, so that a
-  finished introspection reaches the node within ~1 s; upstream polled every 60 s, one
+  batched request** (per 100 nodes), every `status_check_period` (0.5 s by default, so that a
+  finished introspection reaches the node within ~0.5 s; upstream polled every 60 s, one
   request per node). A discoverd that cannot be reached is retried next period; it never
   fails a node.
 - Abort and the conductor's `inspect wait` timeout abort the introspection in discoverd too,

@@ -1,0 +1,129 @@
+"""`ironsight lab up|status|down`: QEMU VMs behind virtual BMCs, PXE-booting the real
+discovery ramdisk from a real `ironsight serve`, all in one isolated network namespace.
+
+After `up`, the bare-metal API is published on 127.0.0.1 (default port 6385), so the usual
+client commands work as they are: `ironsight node list`, `ironsight node inspect lab-1 --wait`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+_STATE_DIR_HELP = "Lab state directory (default: <ironsight state dir>/lab)."
+
+
+def _state_dir(value: Path | None) -> Path:
+    from ironsight.lab.lab import default_lab_dir
+
+    return value or default_lab_dir()
+
+
+@click.group("lab")
+def lab_group() -> None:
+    """A lab of QEMU VMs to inspect for real (needs root, QEMU, dnsmasq, ipmitool)."""
+
+
+@lab_group.command("up")
+@click.option("--nodes", type=click.IntRange(1, 50), default=3, show_default=True,
+              help="Number of VMs (sizes and drivers cycle through three shapes).")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=_STATE_DIR_HELP)
+@click.option("--ramdisk-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Ramdisk to build or reuse (default: that of `ironsight ramdisk build`).")
+@click.option("--namespace", default="ironsight-lab", show_default=True,
+              help="Network namespace holding the lab.")
+@click.option("--api-port", type=click.IntRange(0, 65535), default=6385, show_default=True,
+              help="Root-namespace 127.0.0.1 port publishing the bare-metal API (0: any).")
+@click.option("--discoverd-port", type=click.IntRange(0, 65535), default=5050,
+              show_default=True, help="Same, for discoverd's API (0: any).")
+@click.option("--no-manage", is_flag=True, help="Leave the enrolled nodes in enroll.")
+def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, namespace: str,
+               api_port: int, discoverd_port: int, no_manage: bool) -> None:
+    """Build/reuse the ramdisk, create the network, start the BMCs and the service, enroll
+    the nodes (pxe_ipmitool and pxe_ipminative alternating) and manage them."""
+    from ironsight.lab.lab import LabError, LabOptions, default_vms, up
+    from ironsight.lab.network import LabNetwork, NetworkError
+
+    options = LabOptions(state_dir=_state_dir(state_dir), vms=default_vms(nodes),
+                         network=LabNetwork(namespace=namespace), ramdisk_dir=ramdisk_dir,
+                         api_port=api_port, discoverd_port=discoverd_port,
+                         manage=not no_manage)
+    try:
+        lab = up(options, log=lambda line: click.echo(line, err=True))
+    except (LabError, NetworkError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"lab up: {len(options.vms)} VMs, bare-metal API {lab.api_url}, discoverd "
+               f"{lab.discoverd_url}")
+    click.echo(f"  export IRONSIGHT_URL={lab.api_url}   # if not the default port")
+    click.echo("  ironsight node inspect " + " ".join(vm.spec.name for vm in lab.vms)
+               + " --wait 300")
+
+
+@lab_group.command("status")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=_STATE_DIR_HELP)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status_command(state_dir: Path | None, as_json: bool) -> None:
+    """What runs, and each VM with its node's state and what inspection found."""
+    import json
+
+    from ironsight.lab.lab import status
+
+    info = status(_state_dir(state_dir))
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+        return
+    if "vms" not in info:
+        click.echo(f"no lab in {info['state_dir']}")
+        return
+    click.echo(_summary(info))
+    if not info["up"]:
+        raise SystemExit(1)
+
+
+def _summary(info: dict[str, Any]) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("VM", "MAC", "driver", "BMC", "vCPU", "MiB", "disk GiB", "QEMU",
+                  "provision", "power", "found")
+    for vm in info["vms"]:
+        found = " ".join(f"{k}={v}" for k, v in vm["found"].items())
+        table.add_row(vm["name"], vm["mac"], vm["driver"] or "-",
+                      f"udp/{vm['bmc_port']}", str(vm["cpus"]), str(vm["memory_mb"]),
+                      str(vm["disk_gb"]), str(vm["qemu_pid"] or "off"),
+                      vm["provision_state"] or "?", vm["power_state"] or "?", found)
+    console = Console(width=160, record=True)
+    with console.capture() as capture:
+        state = "up" if info["up"] else "DOWN (or partly)"
+        console.print(f"lab {state}: namespace {info['namespace']} "
+                      f"({'exists' if info['namespace_exists'] else 'absent'}), daemon pid "
+                      f"{info['daemon_pid']}, serve pid {info['serve_pid']}")
+        console.print(f"bare-metal API {info['api_url']}, discoverd {info['discoverd_url']}"
+                      + (f" (unreachable: {info['api_error']})" if info["api_error"] else ""))
+        console.print(table)
+    return capture.get().rstrip()
+
+
+@lab_group.command("down")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=_STATE_DIR_HELP)
+@click.option("--namespace", default=None,
+              help="Namespace to delete when the state directory has no lab.")
+def down_command(state_dir: Path | None, namespace: str | None) -> None:
+    """Stop the service, dnsmasq, the BMCs and every VM; delete the namespace."""
+    from ironsight.lab.lab import LabError, down
+    from ironsight.lab.network import LabNetwork, NetworkError
+
+    try:
+        down(_state_dir(state_dir), log=lambda line: click.echo(line, err=True),
+             fallback_network=LabNetwork(namespace=namespace) if namespace else None)
+    except (LabError, NetworkError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(lab_group)

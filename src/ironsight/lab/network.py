@@ -1,0 +1,247 @@
+"""The lab's isolated network: one network namespace holding a bridge and one tap per VM.
+
+Nothing in the namespace leads out of it: its only interfaces are `lo`, the bridge and the
+taps, it has no default route and forwarding is off, and the VMs are handed no router. The
+bridge has a fixed MAC (otherwise it takes the lowest MAC of its ports and changes as taps
+come and go, which changes the source of the router advertisements iPXE waits for), an IPv4
+/24 for DHCP and a ULA /64 so that dnsmasq can send those advertisements.
+
+The root namespace reaches services inside only through sockets that a process of ours
+creates *in* the namespace (`entered`, `PortForward`): no interface, route or veth joins the
+two, so a VM can reach nothing but what listens on the bridge address.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ipaddress
+import logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+LOG = logging.getLogger(__name__)
+
+NETNS_DIR = Path("/run/netns")  # where `ip netns add` keeps its namespaces
+CLONE_NEWNET = 0x40000000
+COMMAND_TIMEOUT = 20.0
+
+
+class NetworkError(Exception):
+    """An `ip` command failed; the message holds the command and its error."""
+
+
+@dataclass(frozen=True)
+class LabNetwork:
+    namespace: str = "ironsight-lab"
+    bridge: str = "br-lab"
+    bridge_mac: str = "02:00:0a:14:00:01"
+    ipv4: str = "10.20.0.1/24"
+    ipv6: str = "fd20:20::1/64"
+
+    @property
+    def address(self) -> str:
+        """The bridge's IPv4 address: where VMs reach discoverd."""
+        return self.ipv4.split("/")[0]
+
+    @property
+    def prefix(self) -> list[str]:
+        """Runs a command inside the namespace."""
+        return ["ip", "netns", "exec", self.namespace]
+
+    def dhcp_range(self, lease: str = "10m") -> str:
+        """dnsmasq's range: hosts .100-.199 of the /24 (or the top half of a larger net)."""
+        net = ipaddress.ip_interface(self.ipv4).network
+        first, last = (100, 199) if net.num_addresses >= 256 else (net.num_addresses // 2,
+                                                                    net.num_addresses - 2)
+        return f"{net[first]},{net[last]},{net.netmask},{lease}"
+
+    @property
+    def path(self) -> Path:
+        return NETNS_DIR / self.namespace
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    try:
+        proc = subprocess.run(["ip", *args], capture_output=True, text=True,
+                              timeout=COMMAND_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise NetworkError(f"ip {' '.join(args)}: {exc}") from None
+    if check and proc.returncode != 0:
+        raise NetworkError(f"`ip {' '.join(args)}` failed: {proc.stderr.strip()}")
+    return proc
+
+
+def exists(net: LabNetwork) -> bool:
+    return net.path.exists()
+
+
+def create(net: LabNetwork, taps: Sequence[str]) -> None:
+    """Namespace, bridge and taps; a failure part way leaves nothing behind."""
+    if exists(net):
+        raise NetworkError(f"network namespace {net.namespace} already exists (a lab is up, "
+                           "or was not taken down: `ironsight lab down`)")
+    _ip("netns", "add", net.namespace)
+    try:
+        ns = ("-n", net.namespace)
+        _ip(*ns, "link", "set", "lo", "up")
+        for key in ("net.ipv4.ip_forward=0", "net.ipv6.conf.all.forwarding=0"):
+            subprocess.run([*net.prefix, "sysctl", "-q", "-w", key], capture_output=True,
+                           timeout=COMMAND_TIMEOUT, check=False)
+        _ip(*ns, "link", "add", net.bridge, "type", "bridge")
+        _ip(*ns, "link", "set", net.bridge, "address", net.bridge_mac)
+        _ip(*ns, "addr", "add", net.ipv4, "dev", net.bridge)
+        # nodad: the address is usable at once (dnsmasq's RA constructor skips tentative ones)
+        _ip(*ns, "-6", "addr", "add", net.ipv6, "dev", net.bridge, "nodad")
+        _ip(*ns, "link", "set", net.bridge, "up")
+        for tap in taps:
+            add_tap(net, tap)
+    except BaseException:
+        destroy(net)
+        raise
+
+
+def add_tap(net: LabNetwork, tap: str) -> None:
+    ns = ("-n", net.namespace)
+    _ip(*ns, "tuntap", "add", tap, "mode", "tap")
+    _ip(*ns, "link", "set", tap, "master", net.bridge, "up")
+
+
+def pids(net: LabNetwork) -> list[int]:
+    """Processes running inside the namespace."""
+    if not exists(net):
+        return []
+    out = _ip("netns", "pids", net.namespace, check=False).stdout
+    return [int(word) for word in out.split() if word.isdigit()]
+
+
+def destroy(net: LabNetwork, grace: float = 5.0) -> list[int]:
+    """End every process left inside the namespace (TERM, then KILL), then delete it and with
+    it the bridge and taps. Idempotent; returns the pids it had to end."""
+    ended = pids(net)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids(net):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + grace
+        while pids(net) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    if exists(net):
+        _ip("netns", "del", net.namespace)
+    return ended
+
+
+# --- reaching into the namespace from the root namespace -------------------------------------
+
+def _setns(fd: int) -> None:
+    setns = getattr(os, "setns", None)  # Python >= 3.12
+    if setns is not None:
+        setns(fd, CLONE_NEWNET)
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, CLONE_NEWNET) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"setns: {os.strerror(err)}")
+
+
+@contextlib.contextmanager
+def entered(namespace: str) -> Iterator[None]:
+    """Sockets created in this block belong to `namespace` and stay there for their whole
+    life. Only the calling thread switches (network namespaces are per thread)."""
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        target = os.open(NETNS_DIR / namespace, os.O_RDONLY)
+        try:
+            _setns(target)
+        finally:
+            os.close(target)
+        try:
+            yield
+        finally:
+            _setns(home)
+    finally:
+        os.close(home)
+
+
+def connect_in(namespace: str, address: tuple[str, int], timeout: float = 5.0) -> socket.socket:
+    """A TCP connection made from inside `namespace`."""
+    with entered(namespace):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(timeout)
+        sock.connect(address)
+        sock.settimeout(None)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class PortForward:
+    """Publishes a TCP service of the namespace on a root-namespace address: each accepted
+    connection is relayed to `target`, connected from inside the namespace."""
+
+    def __init__(self, namespace: str, target: tuple[str, int],
+                 listen: tuple[str, int] = ("127.0.0.1", 0)) -> None:
+        self.namespace = namespace
+        self.target = target
+        self._server = socket.create_server(listen, reuse_port=False)
+        self.address: tuple[str, int] = self._server.getsockname()[:2]
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True,
+                                        name=f"forward-{self.address[1]}")
+
+    def start(self) -> PortForward:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._closed.set()
+        with contextlib.suppress(OSError):
+            self._server.shutdown(socket.SHUT_RDWR)
+        self._server.close()
+
+    def _accept(self) -> None:
+        while not self._closed.is_set():
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+
+    def _relay(self, client: socket.socket) -> None:
+        try:
+            upstream = connect_in(self.namespace, self.target)
+        except OSError as exc:
+            LOG.debug("forward to %s:%d in %s: %s", *self.target, self.namespace, exc)
+            client.close()
+            return
+        with client, upstream:
+            peers = {client: upstream, upstream: client}
+            open_ends = 2
+            while open_ends and not self._closed.is_set():
+                readable, _, _ = select.select(list(peers), [], [], 1.0)
+                for sock in readable:
+                    try:
+                        data = sock.recv(65536)
+                    except OSError:
+                        data = b""
+                    if data:
+                        try:
+                            peers[sock].sendall(data)
+                        except OSError:
+                            return
+                        continue
+                    # EOF: pass the half-close on, stop reading this side
+                    with contextlib.suppress(OSError):
+                        peers[sock].shutdown(socket.SHUT_WR)
+                    del peers[sock]
+                    open_ends -= 1

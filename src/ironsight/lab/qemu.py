@@ -1,0 +1,363 @@
+"""`QemuMachine`: a virtual BMC's `Machine` that is a QEMU process.
+
+Power on starts QEMU (inside the lab's network namespace, where its tap is), power off asks
+it to quit over QMP (killing it when QMP does not answer), reset and soft power off are QMP
+`system_reset` and `system_powerdown`; the power state is whether the process is alive. The
+guest powering itself off ends the process, which reads as "off", as on a real machine.
+
+Always TCG (`-accel tcg`): /dev/kvm on the CI machines is PVM, where stock kernels hang
+rather than fail, so no fallback would trigger. No `-no-reboot`: a BMC reset must reboot
+the VM, not end it. `-nographic` with the serial port in a file makes SeaBIOS and iPXE
+print there too, so a failed PXE boot can be read afterwards.
+
+A one-time boot device (IPMI's default) applies to the next power on only, then the
+machine boots from its default order again: disk, then network.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ironsight.lab.bmc import BootDevice, MachineError
+
+LOG = logging.getLogger(__name__)
+
+QEMU = "qemu-system-x86_64"
+QEMU_IMG = "qemu-img"
+QMP_TIMEOUT = 5.0
+QUIT_WAIT = 5.0
+UNIX_PATH_MAX = 107  # sun_path holds 108 bytes with the final NUL
+NETWORK_BOOT = ("network",)  # boot devices that PXE-boot first
+
+
+@dataclass(frozen=True)
+class VmSpec:
+    """One VM's hardware: what inspection should find."""
+
+    name: str
+    mac: str
+    tap: str
+    cpus: int = 1
+    memory_mb: int = 256
+    disk_gb: int = 4  # 0: no disk
+    extra_disks_mb: tuple[int, ...] = ()  # small extra disks (a bigger inventory)
+    manufacturer: str = "ironsight-lab"
+    product: str = "lab-vm"
+    serial: str = ""
+    uuid: str = ""
+
+    @property
+    def system_serial(self) -> str:
+        return self.serial or f"LAB-{self.name}"
+
+    @property
+    def system_uuid(self) -> str:
+        return self.uuid or str(uuid.uuid5(uuid.NAMESPACE_URL, f"ironsight-lab:{self.name}"))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "mac": self.mac, "tap": self.tap, "cpus": self.cpus,
+                "memory_mb": self.memory_mb, "disk_gb": self.disk_gb,
+                "extra_disks_mb": list(self.extra_disks_mb),
+                "manufacturer": self.manufacturer, "product": self.product,
+                "serial": self.system_serial, "uuid": self.system_uuid}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> VmSpec:
+        return cls(name=data["name"], mac=data["mac"], tap=data["tap"], cpus=data["cpus"],
+                   memory_mb=data["memory_mb"], disk_gb=data["disk_gb"],
+                   extra_disks_mb=tuple(data.get("extra_disks_mb") or ()),
+                   manufacturer=data.get("manufacturer", "ironsight-lab"),
+                   product=data.get("product", "lab-vm"), serial=data.get("serial", ""),
+                   uuid=data.get("uuid", ""))
+
+
+@dataclass(frozen=True)
+class VmFiles:
+    """Where one VM keeps its disks, logs and QMP socket."""
+
+    run_dir: Path
+    name: str
+
+    @property
+    def disk(self) -> Path:
+        return self.run_dir / f"{self.name}.qcow2"
+
+    def extra_disk(self, index: int) -> Path:
+        return self.run_dir / f"{self.name}-extra{index}.qcow2"
+
+    @property
+    def serial_log(self) -> Path:
+        return self.run_dir / f"{self.name}.serial.log"
+
+    @property
+    def qemu_log(self) -> Path:
+        return self.run_dir / f"{self.name}.qemu.log"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.run_dir / f"{self.name}.pid"
+
+    @property
+    def qmp(self) -> Path:
+        """The QMP socket; under /tmp when the run dir is too deep for a socket path."""
+        path = self.run_dir / f"{self.name}.qmp"
+        if len(os.fsencode(path)) <= UNIX_PATH_MAX:
+            return path
+        digest = hashlib.sha256(os.fsencode(self.run_dir)).hexdigest()[:12]
+        return Path("/tmp") / f"ironsight-qmp-{digest}" / f"{self.name}.qmp"
+
+
+# --- QMP ---------------------------------------------------------------------------------------
+
+class QmpError(Exception):
+    """QEMU's monitor did not answer, or answered with an error."""
+
+
+def qmp_command(path: Path, command: str, arguments: dict[str, Any] | None = None,
+                timeout: float = QMP_TIMEOUT) -> Any:
+    """Run one QMP command on a fresh connection: greeting, capabilities, command. A socket
+    that is not there yet (QEMU just started) is waited for up to `timeout`."""
+    try:
+        with _qmp_connect(path, timeout) as sock, sock.makefile("rwb") as stream:
+            _qmp_read(stream)  # greeting
+            _qmp_call(stream, "qmp_capabilities", None)
+            try:
+                return _qmp_call(stream, command, arguments)
+            except EOFError:
+                if command == "quit":  # QEMU may close before it answers
+                    return {}
+                raise
+    except (OSError, EOFError, ValueError) as exc:
+        raise QmpError(f"QMP {command} on {path}: {exc or type(exc).__name__}") from None
+
+
+def _qmp_connect(path: Path, timeout: float) -> socket.socket:
+    deadline = time.monotonic() + timeout
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        try:
+            sock.connect(str(path))
+            return sock
+        except (FileNotFoundError, ConnectionRefusedError):
+            sock.close()
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+        except OSError:
+            sock.close()
+            raise
+
+
+def _qmp_call(stream: Any, command: str, arguments: dict[str, Any] | None) -> Any:
+    message: dict[str, Any] = {"execute": command}
+    if arguments:
+        message["arguments"] = arguments
+    stream.write(json.dumps(message).encode() + b"\n")
+    stream.flush()
+    while True:
+        reply = _qmp_read(stream)
+        if "return" in reply:
+            return reply["return"]
+        if "error" in reply:
+            raise QmpError(f"QMP {command}: {reply['error'].get('desc', reply['error'])}")
+        # anything else is an asynchronous event: skip it
+
+
+def _qmp_read(stream: Any) -> dict[str, Any]:
+    line = stream.readline()
+    if not line:
+        raise EOFError("QEMU closed the QMP connection")
+    data = json.loads(line)
+    if not isinstance(data, dict):
+        raise ValueError(f"unexpected QMP message {line!r}")
+    return data
+
+
+# --- the command line ------------------------------------------------------------------------
+
+def command_line(spec: VmSpec, files: VmFiles, boot: str, *, qemu: str = QEMU) -> list[str]:
+    """QEMU's argv for one power-on; `boot` is "network" or "disk" (first in the order)."""
+    network_first = boot == "network"
+    nic_index, disk_index = (1, 2) if network_first else (2, 1)
+    argv = [
+        qemu, "-name", spec.name, "-accel", "tcg", "-machine", "q35",
+        "-smp", str(spec.cpus), "-m", str(spec.memory_mb),
+        "-nographic", "-monitor", "none",
+        "-chardev", f"file,id=serial0,path={files.serial_log},append=on",
+        "-serial", "chardev:serial0",
+        "-netdev", f"tap,id=net0,ifname={spec.tap},script=no,downscript=no",
+        "-device", f"virtio-net-pci,netdev=net0,mac={spec.mac},bootindex={nic_index}",
+    ]
+    if spec.disk_gb:
+        argv += ["-drive", f"file={files.disk},if=none,id=disk0,format=qcow2",
+                 "-device", f"virtio-blk-pci,drive=disk0,bootindex={disk_index}"]
+    for index, _ in enumerate(spec.extra_disks_mb):
+        argv += ["-drive", f"file={files.extra_disk(index)},if=none,id=extra{index},"
+                 "format=qcow2",
+                 "-device", f"virtio-blk-pci,drive=extra{index}"]
+    argv += [
+        "-uuid", spec.system_uuid,
+        "-smbios", "type=1," + ",".join(
+            f"{key}={_smbios_value(value)}" for key, value in (
+                ("manufacturer", spec.manufacturer), ("product", spec.product),
+                ("serial", spec.system_serial))),
+        "-boot", "n" if network_first else "c",
+        "-qmp", f"unix:{files.qmp},server=on,wait=off",
+        "-pidfile", str(files.pid_file),
+    ]
+    return argv
+
+
+def _smbios_value(value: str) -> str:
+    return value.replace(",", ",,")  # QEMU's option syntax escapes a comma by doubling it
+
+
+def create_disk(path: Path, size: str, *, qemu_img: str = QEMU_IMG) -> None:
+    """An empty qcow2 (sparse: costs nothing until written); kept when it already exists."""
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([qemu_img, "create", "-q", "-f", "qcow2", str(path), size],
+                          capture_output=True, text=True, timeout=30, check=False)
+    if proc.returncode != 0:
+        raise MachineError(f"qemu-img create {path} {size}: {proc.stderr.strip()}")
+
+
+def ensure_disks(spec: VmSpec, files: VmFiles, *, qemu_img: str = QEMU_IMG) -> None:
+    if spec.disk_gb:
+        create_disk(files.disk, f"{spec.disk_gb}G", qemu_img=qemu_img)
+    for index, size_mb in enumerate(spec.extra_disks_mb):
+        create_disk(files.extra_disk(index), f"{size_mb}M", qemu_img=qemu_img)
+
+
+# --- the machine -------------------------------------------------------------------------------
+
+class QemuMachine:
+    """One VM behind a virtual BMC. Thread-safe: the BMC thread and the lab's clean-up both
+    call it."""
+
+    def __init__(self, spec: VmSpec, files: VmFiles, *, prefix: Sequence[str] = (),
+                 qemu: str = QEMU, qemu_img: str = QEMU_IMG,
+                 boot: BootDevice | None = None) -> None:
+        """`prefix` runs QEMU elsewhere, e.g. `ip netns exec <ns>` (where the tap lives)."""
+        self.spec = spec
+        self.files = files
+        self.name = spec.name
+        self.prefix = list(prefix)
+        self.qemu = qemu
+        self.qemu_img = qemu_img
+        self._boot = boot or BootDevice()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.RLock()
+        self.history: list[tuple[float, str]] = []  # (time.time(), action)
+
+    # --- Machine protocol ---------------------------------------------------------------------
+
+    def is_powered_on(self) -> bool:
+        with self._lock:
+            return self._alive()
+
+    def power_on(self) -> None:
+        with self._lock:
+            if self._alive():
+                return
+            if shutil.which(self.qemu) is None:
+                raise MachineError(f"{self.qemu} is not installed")
+            ensure_disks(self.spec, self.files, qemu_img=self.qemu_img)
+            first = "network" if self._boot.device in NETWORK_BOOT else "disk"
+            if not self._boot.persistent:
+                self._boot = BootDevice()  # a one-time override is used up by this boot
+            argv = [*self.prefix, *command_line(self.spec, self.files, first, qemu=self.qemu)]
+            self.files.qmp.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileNotFoundError):
+                self.files.qmp.unlink()
+            with open(self.files.qemu_log, "ab") as log:
+                log.write(f"--- {time.strftime('%F %T')} power on: {' '.join(argv)}\n"
+                          .encode())
+                log.flush()
+                self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                              stdout=log, stderr=subprocess.STDOUT,
+                                              start_new_session=True)
+            self._record(f"power on (boot {first}, pid {self._proc.pid})")
+
+    def power_off(self) -> None:
+        with self._lock:
+            if not self._alive():
+                return
+            proc = self._proc
+            assert proc is not None
+            try:
+                qmp_command(self.files.qmp, "quit")
+            except QmpError as exc:
+                LOG.warning("%s: %s; killing QEMU", self.name, exc)
+                proc.kill()
+            try:
+                proc.wait(QUIT_WAIT)
+            except subprocess.TimeoutExpired:
+                LOG.warning("%s: QEMU did not quit within %.0f s; killing it", self.name,
+                            QUIT_WAIT)
+                proc.kill()
+                proc.wait()
+            self._record("power off")
+
+    def power_reset(self) -> None:
+        self._qmp_while_on("system_reset", "reset")
+
+    def power_shutdown(self) -> None:
+        self._qmp_while_on("system_powerdown", "soft power off")
+
+    def get_boot_device(self) -> BootDevice:
+        with self._lock:
+            return self._boot
+
+    def set_boot_device(self, boot: BootDevice) -> None:
+        with self._lock:
+            self._boot = boot
+            self._record(f"boot device {boot.device}"
+                         + (" persistent" if boot.persistent else ""))
+
+    # --- more ---------------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        with self._lock:
+            return self._proc.pid if self._alive() and self._proc is not None else None
+
+    def kill(self) -> None:
+        """Immediate power loss (clean-up)."""
+        with self._lock:
+            if self._proc is not None and self._proc.poll() is None:
+                self._proc.kill()
+                self._proc.wait()
+
+    def _qmp_while_on(self, command: str, action: str) -> None:
+        with self._lock:
+            if not self._alive():
+                raise MachineError(f"cannot {action} a machine that is off")
+            try:
+                qmp_command(self.files.qmp, command)
+            except QmpError as exc:
+                raise MachineError(str(exc)) from None
+            self._record(action)
+
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def _record(self, action: str) -> None:
+        self.history.append((time.time(), action))
+        LOG.info("%s: %s", self.name, action)

@@ -1,0 +1,217 @@
+"""In-band inspection of real QEMU VMs through the whole path, in the lab (`ironsight.lab`).
+
+One lab for the module, in its own network namespace: `ironsight serve` with
+`[discoverd] enabled` and `[pxe] enabled` (discoverd's dnsmasq, its boot files, its PXE filter),
+virtual BMCs driving QEMU (TCG), the real discovery ramdisk. Five VMs:
+
+* lab-1..3 (pxe_ipmitool, pxe_ipminative, pxe_ipmitool; 1/2/1 vCPUs, 256/320/288 MiB,
+  4/5/6 GiB disks) are inspected at once through the bare-metal API;
+* lab-4 is enrolled but never inspected: the PXE filter denies its MAC, so when it is powered
+  on by hand through its BMC dnsmasq ignores it;
+* lab-5 has ten more small disks, which makes its agent's report larger than this lab's
+  `[introspection] max_body_size` (4 KiB; the other VMs' reports are ~2 KiB): discoverd
+  answers 413, the agent exits 1, and the ramdisk's /init posts its fallback error report,
+  which must end the inspection in `inspect failed` with that error. (The agent itself has
+  no per-VM way to fail: its collectors survive any VM hardware, and the kernel command
+  line is the same for every node.)
+
+Every wait is bounded; on a failure the VMs' serial logs, discoverd's dnsmasq lines and the
+service's log are printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ironsight.lab.lab import (
+    Lab,
+    LabOptions,
+    LabVm,
+    default_vms,
+    log_tail,
+    provision,
+    running,
+    wait_states,
+)
+from ironsight.lab.network import LabNetwork
+from ironsight.lab.qemu import VmSpec
+
+REPO = Path(__file__).resolve().parents[2]
+INSPECT_TIMEOUT = 180.0  # per node, all at once; one inspection takes ~20-40 s under TCG
+DENY_WINDOW = 25.0  # iPXE sends 4-5 DHCPDISCOVERs in that time
+NORMAL = ("lab-1", "lab-2", "lab-3")
+DENIED = "lab-4"
+FAILING = "lab-5"
+MAX_BODY = 4096
+
+
+def _ramdisk_dir() -> Path:
+    """The ramdisk cache shared with the other e2e tests (rebuilt only when inputs change)."""
+    state = os.environ.get("IRONSIGHT_STATE_DIR")
+    return Path(state) / "ramdisk" if state else REPO / ".state" / "ramdisk-cache"
+
+
+def _lab_vms() -> list[LabVm]:
+    vms = default_vms(3)
+    vms.append(LabVm(VmSpec(name=DENIED, mac="52:54:00:1a:00:04", tap="tap4", cpus=1,
+                            memory_mb=256, disk_gb=4), "pxe_ipminative", 6233))
+    vms.append(LabVm(VmSpec(name=FAILING, mac="52:54:00:1a:00:05", tap="tap5", cpus=1,
+                            memory_mb=256, disk_gb=4, extra_disks_mb=(16,) * 10),
+                     "pxe_ipmitool", 6234))
+    return vms
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root (network namespaces, taps)")
+    for program in ("qemu-system-x86_64", "qemu-img", "dnsmasq", "ipmitool"):
+        if shutil.which(program) is None:
+            pytest.skip(f"{program} is not installed (scripts/install-deps.sh)")
+    options = LabOptions(
+        state_dir=tmp_path_factory.mktemp("lab"), vms=_lab_vms(),
+        network=LabNetwork(namespace=f"islab-{secrets.token_hex(3)}"),
+        ramdisk_dir=_ramdisk_dir(), api_port=0, discoverd_port=0, bmc_same_ports=False,
+        extra_conf={"introspection": {"max_body_size": str(MAX_BODY),
+                                      "max_logs_size": "0"}})
+    with running(options, log=print) as the_lab:
+        yield the_lab
+
+
+@pytest.fixture
+def client(lab: Lab) -> Iterator[httpx.Client]:
+    with lab.client() as c:
+        yield c
+
+
+@contextlib.contextmanager
+def diagnosed(lab: Lab, names: tuple[str, ...]) -> Iterator[None]:
+    """On any failure, print what explains it: serial logs, dnsmasq, the service."""
+    try:
+        yield
+    except BaseException:
+        for name in names:
+            print(f"\n===== serial log of {name} (last 60 lines) =====")
+            print(log_tail(lab.files(name).serial_log, 60))
+            print(f"----- QEMU output of {name} -----")
+            print(log_tail(lab.files(name).qemu_log, 10))
+        print("\n===== discoverd's PXE / dnsmasq lines =====")
+        print("\n".join(lab.pxe_lines()[-80:]))
+        print("\n===== service log (last 80 lines) =====")
+        print(log_tail(lab.serve_log, 80))
+        print("\n===== lab daemon log (last 40 lines) =====")
+        print(log_tail(lab.daemon_log, 40))
+        raise
+
+
+def _get(client: httpx.Client, path: str) -> Any:
+    resp = client.get(path)
+    assert resp.status_code == 200, f"GET {path}: {resp.status_code} {resp.text}"
+    return resp.json()
+
+
+def _wait_qemu_gone(lab: Lab, name: str, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while lab.qemu_pid(name) is not None:
+        assert time.monotonic() < deadline, f"{name}: QEMU still runs {timeout:.0f} s after " \
+                                            "the node was reported powered off"
+        time.sleep(0.2)
+
+
+def _powered_off(doc: dict[str, Any]) -> bool:
+    return doc["power_state"] == "power off" and not doc.get("target_power_state")
+
+
+def test_three_vms_inspected_at_once(lab: Lab, client: httpx.Client) -> None:
+    with diagnosed(lab, NORMAL):
+        for name in NORMAL:  # so that pxe_enabled=true can only come from the inspection
+            port = _get(client, f"/v1/ports?node={name}&detail=true")["ports"][0]
+            resp = client.patch(f"/v1/ports/{port['uuid']}", json=[
+                {"op": "replace", "path": "/pxe_enabled", "value": False}])
+            assert resp.status_code == 200, resp.text
+        began = time.monotonic()
+        for name in NORMAL:
+            provision(client, name, "inspect")
+        done = wait_states(client, NORMAL, {"manageable"}, INSPECT_TIMEOUT,
+                           failed={"inspect failed", "enroll"}, settled=_powered_off)
+        took = time.monotonic() - began
+        print(f"3 VMs inspected at once in {took:.1f} s")
+
+        drivers = set()
+        for name in NORMAL:
+            spec, node = lab.vm(name).spec, done[name]
+            drivers.add(node["driver"])
+            props = node["properties"]
+            assert props["cpus"] == spec.cpus, (name, props)
+            assert props["memory_mb"] == spec.memory_mb, (name, props)  # SMBIOS type 17 = -m
+            assert props["local_gb"] == spec.disk_gb - 1, (name, props)
+            assert props["cpu_arch"] == "x86_64", (name, props)
+            assert node["last_error"] is None, (name, node["last_error"])
+            ports = _get(client, f"/v1/ports?node={name}&detail=true")["ports"]
+            assert [(p["address"], p["pxe_enabled"]) for p in ports] == [(spec.mac, True)]
+            assert node["power_state"] == "power off"
+            _wait_qemu_gone(lab, name)
+            history = [e["event"] for e in _get(client, f"/v1/nodes/{name}/history")["history"]]
+            assert any("power on" in e for e in history), history
+            assert any("power off" in e for e in history), history
+        assert drivers == {"pxe_ipmitool", "pxe_ipminative"}
+        # each VM went through discoverd's dnsmasq: iPXE's lease, then the ramdisk's
+        for name in NORMAL:
+            leases = lab.pxe_lines(f"{lab.vm(name).spec.mac} got the address")
+            assert len(leases) >= 2, (name, leases)
+
+
+def test_denied_mac_gets_no_lease(lab: Lab, client: httpx.Client) -> None:
+    mac = lab.vm(DENIED).spec.mac
+    hosts_file = lab.state_dir / "pxe" / "hosts" / mac
+    with diagnosed(lab, (DENIED,)):
+        node = _get(client, f"/v1/nodes/{DENIED}")
+        assert node["provision_state"] == "manageable"  # known, not under introspection
+        deadline = time.monotonic() + 30  # the filter's periodic sync saw the new port
+        while not (hosts_file.exists() and hosts_file.read_text().strip() == f"{mac},ignore"):
+            assert time.monotonic() < deadline, f"the PXE filter does not deny {mac}"
+            time.sleep(0.5)
+        seen = len(lab.pxe_lines())
+        for args in (("chassis", "bootdev", "pxe"), ("power", "on")):
+            result = lab.ipmitool(DENIED, *args)
+            assert result.returncode == 0, (args, result.stderr)
+        try:
+            began = time.monotonic()
+            while time.monotonic() - began < DENY_WINDOW:
+                new = lab.pxe_lines()[seen:]
+                assert not [line for line in new if f"{mac} got the address" in line], new
+                time.sleep(1)
+            power = lab.ipmitool(DENIED, "power", "status").stdout
+            assert "is on" in power, f"the denied VM stopped by itself: {power}"
+            ignored = [line for line in lab.pxe_lines()[seen:] if f"{mac} ignored" in line]
+            print(f"{DENIED}: {len(ignored)} DHCP requests ignored in {DENY_WINDOW:.0f} s")
+            assert ignored, f"dnsmasq logged no 'ignored' for {mac}"
+        finally:
+            lab.ipmitool(DENIED, "power", "off")
+        _wait_qemu_gone(lab, DENIED)
+
+
+def test_ramdisk_error_fails_inspection(lab: Lab, client: httpx.Client) -> None:
+    with diagnosed(lab, (FAILING,)):
+        began = time.monotonic()
+        provision(client, FAILING, "inspect")
+        node = wait_states(client, [FAILING], {"inspect failed"}, INSPECT_TIMEOUT,
+                           failed={"manageable"})[FAILING]
+        print(f"{FAILING}: inspect failed after {time.monotonic() - began:.1f} s: "
+              f"{node['last_error']}")
+        error = node["last_error"] or ""
+        assert "ramdisk error: agent exited with code 1" in error, error
+        assert "HTTP 413" in error, error
+        serial = lab.files(FAILING).serial_log.read_text(errors="replace")
+        assert "error report" in serial, serial[-3000:]
+        assert "local_gb" not in node["properties"], node["properties"]  # nothing applied
