@@ -240,13 +240,14 @@ def _emit(ctx: click.Context, data: Any, table: Callable[[], Table]) -> None:
         _print_table(table())
 
 
-def _for_each(items: Sequence[str], action: Callable[[str], None]) -> list[str]:
+def _for_each(items: Sequence[str], action: Callable[[str], None],
+              errors: tuple[type[Exception], ...] = (ClientError,)) -> list[str]:
     """Run `action` on every item, reporting failures without stopping; the ones that worked."""
     done: list[str] = []
     for item in items:
         try:
             action(item)
-        except ClientError as exc:
+        except errors as exc:
             _err(f"Error: {exc}")
         else:
             done.append(item)

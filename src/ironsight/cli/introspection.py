@@ -28,6 +28,9 @@ from ironsight.cli.client import (
     client_options,
     wait_option,
 )
+from ironsight.cli.client import (
+    _for_each as for_each,
+)
 from ironsight.discoverd import client as discoverd
 from ironsight.discoverd.client import ClientError, Status
 
@@ -77,16 +80,7 @@ def _api(ctx: click.Context) -> discoverd.Client:
 
 
 def _for_each(items: Sequence[str], action: Callable[[str], None]) -> list[str]:
-    """Run `action` on every item, reporting failures without stopping; the ones that worked."""
-    done: list[str] = []
-    for item in items:
-        try:
-            action(item)
-        except ClientError as exc:
-            _err(f"Error: {exc}")
-        else:
-            done.append(item)
-    return done
+    return for_each(items, action, (ClientError,))
 
 
 def _status_table(statuses: Sequence[Status]) -> Callable[[], Table]:
