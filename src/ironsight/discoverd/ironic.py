@@ -36,6 +36,11 @@ def _message(status: int, body: bytes) -> str:
         return body[:500].decode(errors="replace") or f"HTTP {status}"
 
 
+def _locked(status: int, body: bytes) -> bool:
+    """A 409 worth retrying: the node is locked (not a duplicate name or MAC)."""
+    return "locked" in _message(status, body).lower()
+
+
 class Ironic:
     def __init__(self, conf: Config) -> None:
         section = conf.introspection
@@ -72,7 +77,7 @@ class Ironic:
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise IronicError(f"bare-metal API unreachable ({method} {path}): "
                                   f"{exc or type(exc).__name__}", code=502) from None
-            if status == 409 and attempt < self.attempts:
+            if status == 409 and attempt < self.attempts and _locked(status, payload):
                 LOG.debug("%s %s: node locked, retry %d/%d", method, path, attempt,
                           self.attempts)
                 # doubling up to 2 s: short waits for short locks, patience for long ones

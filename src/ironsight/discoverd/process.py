@@ -5,9 +5,12 @@ Order, and why:
 2. Look the node up among introspections only (MACs, BMC addresses); no match or a tie is an
    error that changes nothing.
 3. Claim it (`waiting` → `processing`, a conditional UPDATE: a second callback loses).
-4. Fetch the node and its ports, let the hooks decide, apply the changes in as few bare-metal
-   requests as possible, store raw and processed data.
-5. Answer the ramdisk, then power the node off and finish in the background.
+4. Store the raw report and answer the ramdisk (200): everything it can be told about — a bad
+   report, a reported error, no or several matching nodes — has been decided by then.
+5. In the background: fetch the node and its ports, let the hooks decide, apply the changes
+   in as few bare-metal requests as possible, store the processed data, power the node off,
+   finish. The ramdisk is not held while discoverd waits on the bare-metal API (whose calls
+   may retry on 409 for seconds), and a restart resumes from the stored report.
 Every failure after step 2 ends the introspection with an error an operator can act on.
 """
 
@@ -66,17 +69,16 @@ class Processor:
         self._store_logs(uuid, logs, failed=False)
         if self.conf.processing.store_data:
             await self.cache.store_data(None, uuid, raw, processed=False)
+        self.introspector.spawn(uuid, lambda: self._complete(uuid, ctx), "processing")
+        return {"uuid": uuid}
+
+    async def _complete(self, uuid: str, ctx: ProcessingContext) -> None:
         try:
             await self._update_node(uuid, ctx)
         except IronsightError as exc:
             await self._end_with_error(uuid, f"Failed to process the ramdisk data: {exc}")
-            raise
-        except Exception as exc:
-            LOG.exception("Node %s: processing crashed", uuid)
-            await self._end_with_error(uuid, f"Unexpected error while processing: {exc}")
-            raise
-        self.introspector.spawn(uuid, lambda: self.finish(uuid), "finish")
-        return {"uuid": uuid}
+            return
+        await self.finish(uuid)
 
     def _run(self, ctx: ProcessingContext, step: str) -> list[str]:
         """Run one step of every hook; a hook that fails, however it fails, is reported by

@@ -7,24 +7,39 @@ from ironsight.discoverd.plugins.base import HookError, ProcessingContext, Proce
 MIB = 1024**2
 
 
+_REPORT_FIELDS = {"cpus": "inventory.cpu.count", "cpu_arch": "inventory.cpu.architecture",
+                  "memory_mb": "inventory.memory.physical_mb"}
+
+
 class Scheduler(ProcessingHook):
     name = "scheduler"
 
-    def before_update(self, ctx: ProcessingContext) -> None:
+    def before_processing(self, ctx: ProcessingContext) -> None:
+        """What the report itself must carry is checked before it is accepted, so that the
+        ramdisk is told at once. A report of a ramdisk error is ramdisk_error's to refuse."""
+        if ctx.data.get("error"):
+            return
+        missing = [field for key, field in _REPORT_FIELDS.items()
+                   if self._found(ctx).get(key) in (None, "")]
+        if missing:
+            raise HookError("The ramdisk data lacks " + ", ".join(missing))
+
+    @staticmethod
+    def _found(ctx: ProcessingContext) -> dict[str, object]:
         inventory = ctx.inventory
         cpu = inventory.get("cpu") or {}
         memory = inventory.get("memory") or {}
         memory_mb = memory.get("physical_mb")
         if memory_mb is None and memory.get("total"):
             memory_mb = int(memory["total"]) // MIB
-        found = {"cpus": cpu.get("count"), "cpu_arch": cpu.get("architecture"),
-                 "memory_mb": memory_mb, "local_gb": ctx.data.get("local_gb")}
-        missing = [f for f, v in found.items() if v in (None, "")]
-        if missing:
-            raise HookError("The ramdisk data lacks " + ", ".join(
-                {"cpus": "inventory.cpu.count", "cpu_arch": "inventory.cpu.architecture",
-                 "memory_mb": "inventory.memory.physical_mb",
-                 "local_gb": "a root disk (inventory.disks / root_disk)"}[m] for m in missing))
+        return {"cpus": cpu.get("count"), "cpu_arch": cpu.get("architecture"),
+                "memory_mb": memory_mb}
+
+    def before_update(self, ctx: ProcessingContext) -> None:
+        found = {**self._found(ctx), "local_gb": ctx.data.get("local_gb")}
+        if found["local_gb"] is None:
+            raise HookError("The ramdisk data lacks a root disk (inventory.disks / root_disk)")
+        self.before_processing(ctx)  # a reapplied report is checked again
         for key, value in found.items():
             ctx.data[key] = value if key == "cpu_arch" else int(value)  # type: ignore[arg-type]
             ctx.set_property(key, ctx.data[key])
