@@ -63,7 +63,8 @@ async def test_reapply_after_an_error_can_finish(bm: httpx.AsyncClient,
                                                  di: httpx.AsyncClient) -> None:
     m = await make_node(bm, properties={"root_device": {"serial": "NOPE"}})
     await start(di, m.uuid)
-    assert (await di.post("/v1/continue", json=ipa_payload(m))).status_code == 200  # accepted; the hints fail afterwards
+    # accepted: the node's hints are applied (and fail) after the answer
+    assert (await di.post("/v1/continue", json=ipa_payload(m))).status_code == 200
     assert (await wait_finished(di, m.uuid))["state"] == "error"
     resp = await bm.patch(f"/v1/nodes/{m.uuid}", json=[
         {"op": "remove", "path": "/properties/root_device"}])
