@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 import loadgen
 from bench_api import free_port, proc_stat, start_service
-from bench_discoverd import BM, mac, report, verify, wait_states
+from bench_discoverd import BM, POLL, mac, report, verify, wait_states
 
 
 async def wait_manageable(port: int, count: int, timeout: float) -> None:
@@ -47,7 +47,7 @@ async def wait_manageable(port: int, count: int, timeout: float) -> None:
                 return
             if time.monotonic() > deadline:
                 raise SystemExit(f"only {done}/{count} nodes manageable after {timeout} s")
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(POLL)
     finally:
         conn.close()
 

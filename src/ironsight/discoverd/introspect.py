@@ -72,7 +72,8 @@ class Introspector:
         self.workers.spawn(fn, name=f"{what}:{uuid}", on_crash=crashed)
 
     async def start(self, ident: str, manage_boot: bool = True) -> str:
-        node = await self.ironic.get_node(ident)
+        node = await self.ironic.get_node(
+            ident, fields="uuid,provision_state,maintenance,driver_info")
         uuid = str(node["uuid"])
         if not node.get("maintenance") and node.get("provision_state") not in VALID_STATES:
             raise Invalid(f"Refusing to introspect node {uuid} with provision state "

@@ -91,10 +91,12 @@ class Ironic:
 
     # --- the calls discoverd makes -----------------------------------------------------------
 
-    async def get_node(self, ident: str) -> dict[str, Any]:
+    async def get_node(self, ident: str, fields: str | None = None) -> dict[str, Any]:
+        """The node, or only `fields` of it (cheaper on both sides on the hot path)."""
         if ident in (".", "..") or not ident:
             raise IronicError(f"Node {ident} could not be found.", code=404)
-        node = await self.call("GET", f"/v1/nodes/{quote(ident, safe='')}")
+        params = {"fields": fields} if fields else None
+        node = await self.call("GET", f"/v1/nodes/{quote(ident, safe='')}", params=params)
         if not isinstance(node, dict) or "uuid" not in node:
             raise IronicError(f"Node {ident} could not be found.", code=404)
         return node

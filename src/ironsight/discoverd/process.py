@@ -96,7 +96,7 @@ class Processor:
         return failures
 
     async def _update_node(self, uuid: str, ctx: ProcessingContext) -> None:
-        ctx.node = await self.ironic.get_node(uuid)
+        ctx.node = await self.ironic.get_node(uuid, fields="uuid,name,properties,provision_state")
         ctx.ports = await self.ironic.list_ports(uuid)
         failures = self._run(ctx, "before_update")
         if failures:

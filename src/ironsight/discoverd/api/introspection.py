@@ -36,7 +36,7 @@ async def _uuid(ctx: Ctx) -> str:
     ident = ctx.request.path_params["node"]
     if is_uuid_like(ident):
         return ident.lower()
-    return str((await ctx.svc.ironic.get_node(ident))["uuid"])
+    return str((await ctx.svc.ironic.get_node(ident, fields="uuid"))["uuid"])
 
 
 @endpoint
