@@ -42,7 +42,7 @@ STEPS = ("power on", "lease (iPXE)", "ramdisk fetched", "lease (ramdisk)", "call
 
 _LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
 _LEASE = re.compile(r"PXE: (?P<mac>[0-9a-f:]{17}) got the address (?P<ip>\S+)")
-_ACCESS = re.compile(r'uvicorn\.access: (?P<ip>[\d.]+):\d+ - "(?P<method>\w+) (?P<path>\S+)')
+_ACCESS = re.compile(r'uvicorn\.access: (?P<ip>[\d.]+):\d+ - "(?P<method>\w+) (?P<path>[^\s?]+)')
 
 
 @dataclass
