@@ -74,7 +74,11 @@ class Result:
 async def run(host: str, port: int, headers: dict[str, str], count: int, concurrency: int,
               make: Callable[[int], tuple[str, str, Any]],
               check: Callable[[Response], None] | None = None) -> Result:
-    """Send `count` requests (`make(i)` -> method, path, body) over `concurrency` connections."""
+    """Send `count` requests (`make(i)` -> method, path, body) over `concurrency` connections.
+
+    A 503 (the conductor's worker pool is full) is retried after a short pause, as the
+    OpenStack clients do (openstacksdk retries 409 and 503); the latency counts the retries.
+    """
     queue = iter(range(count))
     latencies: list[float] = []
 
@@ -85,6 +89,11 @@ async def run(host: str, port: int, headers: dict[str, str], count: int, concurr
                 method, path, body = make(i)
                 start = time.perf_counter()
                 resp = await conn.request(method, path, body)
+                for _ in range(100):
+                    if resp.status != 503:
+                        break
+                    await asyncio.sleep(0.1)
+                    resp = await conn.request(method, path, body)
                 latencies.append(time.perf_counter() - start)
                 if check is not None:
                     check(resp)
