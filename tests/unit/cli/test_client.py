@@ -17,6 +17,8 @@ from click.testing import CliRunner, Result
 
 from ironsight.cli import client, http
 
+from .conftest import FakeClock
+
 NODE_UUID = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
 NODE2_UUID = "5f8d1c2e-8a1b-4b34-9a1d-2f3c4d5e6f70"
 PORT_UUID = "9e3c1f0a-7b6d-4c5e-8f9a-0b1c2d3e4f50"
@@ -75,27 +77,9 @@ class FakeApi:
         return json.loads(request.content)
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def api() -> FakeApi:
     return FakeApi()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture

@@ -19,6 +19,8 @@ from click.testing import CliRunner, Result
 
 from ironsight.cli import client, introspection
 
+from .conftest import FakeClock
+
 UUID1 = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
 UUID2 = "5f8d1c2e-8a1b-4b34-9a1d-2f3c4d5e6f70"
 BASE = "http://127.0.0.1:5050"
@@ -70,27 +72,9 @@ class FakeDiscoverd:
         return [r for r in self.requests if r.method == method and r.url.path == path]
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def api() -> FakeDiscoverd:
     return FakeDiscoverd()
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture
