@@ -95,20 +95,22 @@ async def abort(ctx: Ctx) -> Any:
     return 202, {}
 
 
+async def _stored(ctx: Ctx, processed: bool) -> Any:
+    uuid = await _uuid(ctx)
+    await ctx.svc.cache.get(uuid)  # 404 for an unknown node before "no data"
+    return 200, await ctx.svc.cache.get_data(uuid, processed=processed)
+
+
 @endpoint
 async def get_data(ctx: Ctx) -> Any:
     ctx.require(1)
-    uuid = await _uuid(ctx)
-    await ctx.svc.cache.get(uuid)
-    return 200, await ctx.svc.cache.get_data(uuid, processed=True)
+    return await _stored(ctx, processed=True)
 
 
 @endpoint
 async def get_unprocessed(ctx: Ctx) -> Any:
     ctx.require(17)
-    uuid = await _uuid(ctx)
-    await ctx.svc.cache.get(uuid)
-    return 200, await ctx.svc.cache.get_data(uuid, processed=False)
+    return await _stored(ctx, processed=False)
 
 
 @endpoint
