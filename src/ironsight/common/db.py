@@ -98,6 +98,10 @@ class Database:
         self._write_lock = asyncio.Lock()
         self.engine: AsyncEngine | None = None
         self.sync_engine: Engine | None = None
+        # SQLite: one connection for write transactions (used under the write lock) and one
+        # for reads, kept open (see begin/read).
+        self._writer: Connection | None = None
+        self._reader: Connection | None = None
         if self.sqlite:
             path = _sqlite_path(aurl)
             if path is not None:
@@ -120,12 +124,30 @@ class Database:
             cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
             cur.close()
 
+    def _sqlite_conn(self, which: str) -> Connection:
+        """The process's SQLite writer or reader connection, (re)opened when needed.
+
+        Kept open rather than checked out of the pool per transaction: the checkout, the
+        Connection object and its event dispatch cost more CPU than a short statement
+        (bench/RESULTS.md). Everything runs on the event loop's thread, so two connections
+        suffice: the writer is only used under the write lock; the reader runs statements
+        outside any transaction (pysqlite begins one only before a write), so each read sees
+        the last committed state, as a fresh pooled connection did.
+        """
+        assert self.sync_engine is not None
+        conn: Connection | None = getattr(self, which)
+        if conn is None or conn.closed or conn.invalidated:
+            conn = self.sync_engine.connect()
+            setattr(self, which, conn)
+        return conn
+
     @asynccontextmanager
     async def begin(self) -> AsyncIterator[Conn]:
         """A write transaction: committed on success, rolled back on any error."""
         if self.sync_engine is not None:
             async with self._write_lock:
-                with self.sync_engine.begin() as conn:
+                conn = self._sqlite_conn("_writer")
+                with conn.begin():
                     yield SyncConn(conn)
         else:
             assert self.engine is not None
@@ -136,8 +158,15 @@ class Database:
     async def read(self) -> AsyncIterator[Conn]:
         """A read-only connection (no write lock taken)."""
         if self.sync_engine is not None:
-            with self.sync_engine.connect() as conn:
+            conn = self._sqlite_conn("_reader")
+            try:
                 yield SyncConn(conn)
+            finally:
+                # A connection that only read has no database transaction open, so nothing
+                # is held between reads; one that wrote by mistake must not keep the lock.
+                raw = None if conn.closed else conn.connection.dbapi_connection
+                if raw is not None and raw.in_transaction:
+                    conn.rollback()
         else:
             assert self.engine is not None
             async with self.engine.connect() as aconn:
@@ -145,6 +174,11 @@ class Database:
 
     async def close(self) -> None:
         if self.sync_engine is not None:
+            for which in ("_writer", "_reader"):
+                conn = getattr(self, which)
+                if conn is not None:
+                    conn.close()
+                    setattr(self, which, None)
             self.sync_engine.dispose()
         if self.engine is not None:
             await self.engine.dispose()

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, insert, literal_column, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.common.db import Conn, Database
@@ -60,9 +60,13 @@ class Introspection:
 
 @functools.lru_cache(maxsize=64)
 def _transition_statement(event: str, keys: tuple[str, ...]) -> Any:
+    # The allowed states are our own constants, written into the SQL: a list of values would
+    # be an "expanding" parameter, which SQLAlchemy re-renders into SQL on every execution
+    # (~3% of the server's CPU in the inspection benchmark).
+    allowed = [literal_column(f"'{state}'") for state in states.ALLOWED_FROM[event]]
     return (update(introspections)
             .where(introspections.c.uuid == bindparam("b_uuid"),
-                   introspections.c.state.in_(states.ALLOWED_FROM[event]))
+                   introspections.c.state.in_(allowed))
             .values({k: bindparam(f"v_{k}") for k in keys}))
 
 
