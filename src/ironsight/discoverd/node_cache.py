@@ -63,7 +63,7 @@ def _transition_statement(event: str, keys: tuple[str, ...]) -> Any:
     # The allowed states are our own constants, written into the SQL: a list of values would
     # be an "expanding" parameter, which SQLAlchemy re-renders into SQL on every execution
     # (~3% of the server's CPU in the inspection benchmark).
-    allowed = [literal_column(f"'{state}'") for state in states.ALLOWED_FROM[event]]
+    allowed: list[Any] = [literal_column(f"'{state}'") for state in states.ALLOWED_FROM[event]]
     return (update(introspections)
             .where(introspections.c.uuid == bindparam("b_uuid"),
                    introspections.c.state.in_(allowed))
