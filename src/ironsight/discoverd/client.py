@@ -386,8 +386,7 @@ class AsyncClient:
     async def _send_aiohttp(self, call: _Call) -> Any:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.timeout),
-                cookie_jar=aiohttp.DummyCookieJar())
+                headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.timeout))
         url = f"{self.base_url}/{call.path.lstrip('/')}"
         data = json.dumps(call.body) if call.has_body else None
         headers = {"Content-Type": "application/json"} if call.has_body else None

@@ -59,10 +59,8 @@ class Ironic:
     def _http(self) -> aiohttp.ClientSession:
         # Created lazily: a session belongs to the running event loop.
         if self._session is None or self._session.closed:
-            # No cookie jar: the API sets none, and filtering one costs CPU on every call.
             self._session = aiohttp.ClientSession(
                 headers=self.headers, timeout=self.timeout,
-                cookie_jar=aiohttp.DummyCookieJar(),
                 connector=aiohttp.TCPConnector(limit=64, keepalive_timeout=30))
         return self._session
 
