@@ -164,7 +164,8 @@ class Database:
             finally:
                 # A connection that only read has no database transaction open, so nothing
                 # is held between reads; one that wrote by mistake must not keep the lock.
-                raw = None if conn.closed else conn.connection.dbapi_connection
+                raw = (None if conn.closed or conn.invalidated
+                       else conn.connection.dbapi_connection)
                 if raw is not None and raw.in_transaction:
                     conn.rollback()
         else:
