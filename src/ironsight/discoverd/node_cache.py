@@ -71,6 +71,14 @@ def _transition_statement(event: str, keys: tuple[str, ...]) -> Any:
 
 
 _DELETE_ATTRIBUTES = delete(attributes).where(attributes.c.uuid == bindparam("uuid"))
+_STATE = select(introspections.c.state).where(introspections.c.uuid == bindparam("uuid"))
+_INSERT = insert(introspections)
+_RESTART = update(introspections).where(introspections.c.uuid == bindparam("b_uuid"))
+_INSERT_ATTRIBUTES = insert(attributes)
+_DELETE_DATA = delete(data).where(data.c.uuid == bindparam("uuid"))
+_DELETE_DATA_OF_KIND = delete(data).where(data.c.uuid == bindparam("uuid"),
+                                          data.c.processed == bindparam("processed"))
+_INSERT_DATA = insert(data)
 _LOOKUP = select(attributes.c.uuid).where(or_(
     and_(attributes.c.name == MAC, attributes.c.value.in_(bindparam("macs", expanding=True))),
     and_(attributes.c.name == BMC, attributes.c.value.in_(bindparam("bmcs", expanding=True)))))
@@ -161,20 +169,18 @@ class NodeCache:
         attrs += [{"name": BMC, "value": b, "uuid": uuid} for b in sorted(set(bmc_addresses))]
         try:
             async with self.db.begin() as conn:
-                current = (await conn.execute(select(introspections.c.state)
-                                              .where(introspections.c.uuid == uuid))).first()
+                current = (await conn.execute(_STATE, {"uuid": uuid})).first()
                 if current is None:
-                    await conn.execute(insert(introspections).values(uuid=uuid, **values))
+                    await conn.execute(_INSERT, {"uuid": uuid, **values})
                 elif current[0] in states.ALLOWED_FROM["start"]:
-                    await conn.execute(update(introspections)
-                                       .where(introspections.c.uuid == uuid).values(**values))
+                    await conn.execute(_RESTART, {"b_uuid": uuid, **values})
                 else:
                     raise Conflict(f"Introspection of node {uuid} is already {current[0]}; "
                                    "wait for it or abort it first")
-                await conn.execute(delete(attributes).where(attributes.c.uuid == uuid))
-                await conn.execute(delete(data).where(data.c.uuid == uuid))
+                await conn.execute(_DELETE_ATTRIBUTES, {"uuid": uuid})
+                await conn.execute(_DELETE_DATA, {"uuid": uuid})
                 if attrs:
-                    await conn.execute(insert(attributes), attrs)
+                    await conn.execute(_INSERT_ATTRIBUTES, attrs)
         except IntegrityError:
             raise Conflict(await self._attribute_conflict(uuid, attrs)) from None
         return Introspection(uuid, states.STARTING, now, None, None, manage_boot, self.owner)
@@ -261,10 +267,9 @@ class NodeCache:
 
     async def _store(self, conn: Conn, uuid: str, payload: Any,
                      processed: bool) -> None:
-        await conn.execute(delete(data).where(data.c.uuid == uuid,
-                                              data.c.processed == processed))
-        await conn.execute(insert(data).values(uuid=uuid, processed=processed, data=payload,
-                                               stored_at=utcnow()))
+        await conn.execute(_DELETE_DATA_OF_KIND, {"uuid": uuid, "processed": processed})
+        await conn.execute(_INSERT_DATA, {"uuid": uuid, "processed": processed, "data": payload,
+                                          "stored_at": utcnow()})
 
     async def get_data(self, uuid: str, processed: bool) -> Any:
         async with self.db.read() as conn:
