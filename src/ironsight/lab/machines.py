@@ -37,19 +37,24 @@ class MachineSpec:
         return self.macs[0]
 
 
-class _Tree:
+class Tree:
+    """A directory laid out like the kernel's /proc and /sys (also the agent tests' fixtures)."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
+        root.mkdir(parents=True, exist_ok=True)
 
-    def write(self, rel: str, content: str | bytes) -> None:
+    def write(self, rel: str, content: str | bytes) -> Path:
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, bytes):
             path.write_bytes(content)
         else:
             path.write_text(content)
+        return path
 
     def link(self, rel: str, target: str) -> None:
+        """Symlink `rel` -> tree-relative `target`, written relative as the kernel does."""
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         (self.root / target).mkdir(parents=True, exist_ok=True)
@@ -59,7 +64,7 @@ class _Tree:
 
 def build_tree(root: Path, spec: MachineSpec, callback_url: str | None = None) -> Path:
     """Write the tree of `spec` under `root` (created) and return it."""
-    tree = _Tree(root)
+    tree = Tree(root)
     tree.write("proc/cpuinfo", "\n".join(
         f"processor\t: {i}\nvendor_id\t: GenuineIntel\nmodel name\t: {spec.cpu_model}\n"
         f"cpu MHz\t\t: 2400.000\nphysical id\t: 0\nflags\t\t: {spec.cpu_flags}\n"

@@ -9,7 +9,6 @@ from `/proc/net/if_inet6`, as the agent documents.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -18,35 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from ironsight.lab import machines
 
-class Tree:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        root.mkdir(parents=True, exist_ok=True)
 
+class Tree(machines.Tree):
     def __str__(self) -> str:
         return str(self.root)
-
-    def write(self, rel: str, content: str | bytes) -> Path:
-        path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-        return path
 
     def mkdir(self, rel: str) -> Path:
         path = self.root / rel
         path.mkdir(parents=True, exist_ok=True)
         return path
-
-    def link(self, rel: str, target: str) -> None:
-        """Symlink `rel` -> tree-relative `target`, written relative as the kernel does."""
-        path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        (self.root / target).mkdir(parents=True, exist_ok=True)
-        path.symlink_to(os.path.relpath(self.root / target, path.parent))
 
     def remove(self, rel: str) -> None:
         (self.root / rel).unlink()
