@@ -38,8 +38,8 @@ def _message(status: int, body: bytes) -> str:
 
 
 def _locked(status: int, body: bytes) -> bool:
-    """A 409 worth retrying: the node is locked (not a duplicate name or MAC). 503 (the
-    conductor's workers are all busy) is retried too."""
+    """A 409 worth retrying: the node is locked (not a duplicate name or MAC). `call` also
+    retries 503 (the conductor's workers are all busy)."""
     return "locked" in _message(status, body).lower()
 
 
@@ -81,8 +81,8 @@ class Ironic:
                                   f"{exc or type(exc).__name__}", code=502) from None
             if attempt < self.attempts and (status == 503 or (status == 409
                                                               and _locked(status, payload))):
-                LOG.debug("%s %s: node locked, retry %d/%d", method, path, attempt,
-                          self.attempts)
+                LOG.debug("%s %s: %s, retry %d/%d", method, path,
+                          "busy" if status == 503 else "node locked", attempt, self.attempts)
                 # doubling up to 2 s: short waits for short locks, patience for long ones
                 await asyncio.sleep(min(self.interval * 2 ** (attempt - 1),
                                         max(self.interval, 2.0)))

@@ -28,6 +28,8 @@ LOG = logging.getLogger(__name__)
 MIN_VERSION = (1, 1)
 MAX_VERSION = (1, 115)
 VERSION_HEADER = "X-OpenStack-Ironic-API-Version"
+
+
 def parse_version(request: Request) -> tuple[int, int]:
     raw = versions.requested(request, VERSION_HEADER, "baremetal")
     if raw is None:
