@@ -78,14 +78,8 @@ async def create_node(conn: Conn, values: Row) -> Row:
                          "node")
 
 
-def _node_where(ident: str) -> Any:
-    if is_uuid_like(ident):
-        return nodes.c.uuid == ident.lower()
-    return nodes.c.name == ident
-
-
 def _by_ident(ident: str) -> tuple[str, str]:
-    """(which prebuilt statement, its parameter): by UUID or by name."""
+    """(which column, its value): a node is named by UUID or by name."""
     return ("uuid", ident.lower()) if is_uuid_like(ident) else ("name", ident)
 
 
@@ -108,11 +102,11 @@ def _update_statement(keys: tuple[str, ...]) -> Any:
 
 async def get_node(conn: Conn, ident: str,
                    columns: Sequence[Any] | None = None) -> Row:
+    key, value = _by_ident(ident)
     if columns:
-        query = select(*columns).where(_node_where(ident))
+        query = select(*columns).where(nodes.c[key] == value)
         row = (await conn.execute(query)).mappings().first()
     else:
-        key, value = _by_ident(ident)
         row = (await conn.execute(_GET[key], {"ident": value})).mappings().first()
     if row is None:
         raise NotFound(f"Node {ident} could not be found.")
