@@ -20,7 +20,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from ironsight.common.exceptions import ConfigError
 
 
-def _async_url(url: str) -> URL:
+def engine_url(url: str) -> URL:
+    """The configured URL with the driver we use: pysqlite, or psycopg (3), which serves both
+    the async engine and Alembic's synchronous one."""
     try:
         parsed = make_url(url)
     except Exception as exc:
@@ -32,18 +34,6 @@ def _async_url(url: str) -> URL:
         return parsed.set(drivername="postgresql+psycopg")
     raise ConfigError(f"[database] connection: unsupported database {backend!r} "
                       "(use sqlite or postgresql+psycopg)")
-
-
-def sync_url(url: str) -> URL:
-    """The URL for synchronous use (Alembic)."""
-    parsed = _async_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        return parsed.set(drivername="sqlite")
-    return parsed
-
-
-def is_sqlite(url: str) -> bool:
-    return make_url(url).get_backend_name() == "sqlite"
 
 
 def _sqlite_path(url: URL) -> Path | None:
@@ -93,8 +83,7 @@ class Database:
 
     def __init__(self, url: str, *, pool_size: int = 10, busy_timeout_ms: int = 10000) -> None:
         self.url = url
-        aurl = _async_url(url)
-        self.sqlite = aurl.get_backend_name() == "sqlite"
+        aurl = engine_url(url)
         self._write_lock = asyncio.Lock()
         self.engine: AsyncEngine | None = None
         self.sync_engine: Engine | None = None
@@ -102,7 +91,7 @@ class Database:
         # for reads, kept open (see begin/read).
         self._writer: Connection | None = None
         self._reader: Connection | None = None
-        if self.sqlite:
+        if aurl.get_backend_name() == "sqlite":
             path = _sqlite_path(aurl)
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,7 +179,7 @@ def run_migrations(url: str, script_location: str, version_table: str) -> None:
     from alembic import command
     from alembic.config import Config as AlembicConfig
 
-    surl = sync_url(url)
+    surl = engine_url(url)
     if surl.get_backend_name() == "sqlite":
         path = _sqlite_path(surl)
         if path is not None:
@@ -206,7 +195,7 @@ def current_revision(url: str, version_table: str) -> str | None:
     from alembic.runtime.migration import MigrationContext
     from sqlalchemy import create_engine
 
-    engine = create_engine(sync_url(url))
+    engine = create_engine(engine_url(url))
     try:
         with engine.connect() as conn:
             ctx = MigrationContext.configure(conn, opts={"version_table": version_table})
