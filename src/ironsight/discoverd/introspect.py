@@ -59,7 +59,7 @@ class Introspector:
         self.cache = cache
         self.ironic = ironic
         self.workers = workers
-        # Called after lookup attributes change (the PXE filter listens, in a later step).
+        # Called after lookup attributes change: the PXE filter listens.
         self.on_change = on_change
 
     def spawn(self, uuid: str, fn: Callable[[], Awaitable[None]], what: str) -> None:
@@ -110,10 +110,13 @@ class Introspector:
         if await self.cache.transition(uuid, "wait"):
             LOG.info("Node %s: waiting for the ramdisk's callback", uuid)
 
-    async def fail(self, uuid: str, message: str) -> None:
+    async def fail(self, uuid: str, message: str) -> bool:
+        """End the introspection with `message`; False if it had already ended."""
         LOG.error("Node %s: %s", uuid, message)
-        if await self.cache.transition(uuid, "error", error=message):
-            await self.notify()
+        if not await self.cache.transition(uuid, "error", error=message):
+            return False
+        await self.notify()
+        return True
 
     async def abort(self, uuid: str) -> None:
         if not await self.cache.transition(uuid, "abort", owner=self.cache.owner):

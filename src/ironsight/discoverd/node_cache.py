@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, delete, insert, literal_column, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ironsight.common.db import Conn, Database
+from ironsight.common.db import Database, utcnow
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
 from ironsight.common.process import pid_alive
 from ironsight.discoverd import states
@@ -27,10 +27,6 @@ from ironsight.discoverd.db.models import attributes, data, introspections
 
 MAC = "mac"
 BMC = "bmc_address"
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
 def owner_name() -> str:
@@ -58,22 +54,27 @@ class Introspection:
                    manage_boot=row["manage_boot"], owner=row["owner"])
 
 
+def _allowed(event: str) -> Any:
+    """`state IN (…)` for the states `event` may leave. They are our own constants, written
+    into the SQL: a list of values would be an "expanding" parameter, which SQLAlchemy
+    re-renders into SQL on every execution (~3% of the server's CPU in the inspection
+    benchmark)."""
+    allowed: list[Any] = [literal_column(f"'{state}'") for state in states.ALLOWED_FROM[event]]
+    return introspections.c.state.in_(allowed)
+
+
 @functools.lru_cache(maxsize=64)
 def _transition_statement(event: str, keys: tuple[str, ...]) -> Any:
-    # The allowed states are our own constants, written into the SQL: a list of values would
-    # be an "expanding" parameter, which SQLAlchemy re-renders into SQL on every execution
-    # (~3% of the server's CPU in the inspection benchmark).
-    allowed: list[Any] = [literal_column(f"'{state}'") for state in states.ALLOWED_FROM[event]]
     return (update(introspections)
-            .where(introspections.c.uuid == bindparam("b_uuid"),
-                   introspections.c.state.in_(allowed))
+            .where(introspections.c.uuid == bindparam("b_uuid"), _allowed(event))
             .values({k: bindparam(f"v_{k}") for k in keys}))
 
 
 _DELETE_ATTRIBUTES = delete(attributes).where(attributes.c.uuid == bindparam("uuid"))
 _STATE = select(introspections.c.state).where(introspections.c.uuid == bindparam("uuid"))
 _INSERT = insert(introspections)
-_RESTART = update(introspections).where(introspections.c.uuid == bindparam("b_uuid"))
+_RESTART = update(introspections).where(introspections.c.uuid == bindparam("b_uuid"),
+                                       _allowed("start"))
 _INSERT_ATTRIBUTES = insert(attributes)
 _DELETE_DATA = delete(data).where(data.c.uuid == bindparam("uuid"))
 _DELETE_DATA_OF_KIND = delete(data).where(data.c.uuid == bindparam("uuid"),
@@ -86,6 +87,12 @@ _LOOKUP = select(attributes.c.uuid).where(or_(
 _COLUMNS = (introspections.c.uuid, introspections.c.state, introspections.c.started_at,
             introspections.c.finished_at, introspections.c.error,
             introspections.c.manage_boot, introspections.c.owner)
+_GET = select(*_COLUMNS).where(introspections.c.uuid == bindparam("uuid"))
+_GET_MANY = select(*_COLUMNS).where(introspections.c.uuid.in_(bindparam("uuids",
+                                                                         expanding=True)))
+_GET_DATA = select(data.c.data).where(data.c.uuid == bindparam("uuid"),
+                                      data.c.processed == bindparam("processed"))
+_ACTIVE_MACS = select(attributes.c.value).where(attributes.c.name == MAC)
 
 
 class NodeCache:
@@ -97,16 +104,14 @@ class NodeCache:
 
     async def get(self, uuid: str) -> Introspection:
         async with self.db.read() as conn:
-            row = (await conn.execute(select(*_COLUMNS).where(introspections.c.uuid == uuid))
-                   ).mappings().first()
+            row = (await conn.execute(_GET, {"uuid": uuid})).mappings().first()
         if row is None:
             raise NotFound(f"Could not find node {uuid} in cache")
         return Introspection.from_row(row)
 
     async def get_many(self, uuids: Sequence[str]) -> list[Introspection]:
         async with self.db.read() as conn:
-            rows = (await conn.execute(select(*_COLUMNS).where(introspections.c.uuid.in_(uuids))
-                                       )).mappings().all()
+            rows = (await conn.execute(_GET_MANY, {"uuids": list(uuids)})).mappings().all()
         return [Introspection.from_row(r) for r in rows]
 
     async def list_recent(self, *, limit: int, marker: str | None,
@@ -172,10 +177,10 @@ class NodeCache:
                 current = (await conn.execute(_STATE, {"uuid": uuid})).first()
                 if current is None:
                     await conn.execute(_INSERT, {"uuid": uuid, **values})
-                elif current[0] in states.ALLOWED_FROM["start"]:
-                    await conn.execute(_RESTART, {"b_uuid": uuid, **values})
-                else:
-                    raise Conflict(f"Introspection of node {uuid} is already {current[0]}; "
+                elif not (await conn.execute(_RESTART, {"b_uuid": uuid, **values})).rowcount:
+                    # not in a state to restart from (re-read: it may have moved meanwhile)
+                    state = (await conn.execute(_STATE, {"uuid": uuid})).scalar()
+                    raise Conflict(f"Introspection of node {uuid} is already {state}; "
                                    "wait for it or abort it first")
                 await conn.execute(_DELETE_ATTRIBUTES, {"uuid": uuid})
                 await conn.execute(_DELETE_DATA, {"uuid": uuid})
@@ -204,8 +209,6 @@ class NodeCache:
                                   "owner": owner if target in states.ACTIVE else None}
         if target in states.FINAL:
             values.update(finished_at=now, error=error)
-        elif event == "start":
-            values.update(started_at=now, finished_at=None, error=None)
         elif event == "reapply":
             values.update(error=None)
         params = {f"v_{k}": v for k, v in values.items()}
@@ -217,17 +220,18 @@ class NodeCache:
                 await conn.execute(_DELETE_ATTRIBUTES, {"uuid": uuid})
         return bool(result.rowcount)
 
-    async def timed_out(self, deadline: dt.datetime) -> list[str]:
-        """End every unfinished introspection started before `deadline`."""
+    async def timed_out(self, deadline: dt.datetime) -> list[tuple[str, bool]]:
+        """End every unfinished introspection started before `deadline`; returns (uuid,
+        manage_boot) of those it ended."""
         async with self.db.read() as conn:
-            uuids = (await conn.execute(
-                select(introspections.c.uuid).where(
+            rows = (await conn.execute(
+                select(introspections.c.uuid, introspections.c.manage_boot).where(
                     introspections.c.state.in_(states.UNFINISHED),
-                    introspections.c.started_at < deadline))).scalars().all()
+                    introspections.c.started_at < deadline))).all()
         ended = []
-        for uuid in uuids:
+        for uuid, manage_boot in rows:
             if await self.transition(uuid, "timeout", error="Introspection timeout"):
-                ended.append(uuid)
+                ended.append((uuid, bool(manage_boot)))
         return ended
 
     async def owned_by_dead_processes(self) -> list[Introspection]:
@@ -257,24 +261,21 @@ class NodeCache:
 
     # --- data -----------------------------------------------------------------------------
 
-    async def store_data(self, conn: Conn | None, uuid: str, payload: Any,
-                         processed: bool) -> None:
-        if conn is None:
-            async with self.db.begin() as own:
-                await self._store(own, uuid, payload, processed)
-        else:
-            await self._store(conn, uuid, payload, processed)
+    async def store_data(self, uuid: str, payload: Any, processed: bool) -> None:
+        async with self.db.begin() as conn:
+            await conn.execute(_DELETE_DATA_OF_KIND, {"uuid": uuid, "processed": processed})
+            await conn.execute(_INSERT_DATA, {"uuid": uuid, "processed": processed,
+                                              "data": payload, "stored_at": utcnow()})
 
-    async def _store(self, conn: Conn, uuid: str, payload: Any,
-                     processed: bool) -> None:
-        await conn.execute(_DELETE_DATA_OF_KIND, {"uuid": uuid, "processed": processed})
-        await conn.execute(_INSERT_DATA, {"uuid": uuid, "processed": processed, "data": payload,
-                                          "stored_at": utcnow()})
+    async def introspection_macs(self) -> set[str]:
+        """MACs of the introspections in progress (dropped when one ends)."""
+        async with self.db.read() as conn:
+            return {str(v) for v in (await conn.execute(_ACTIVE_MACS)).scalars()}
 
     async def get_data(self, uuid: str, processed: bool) -> Any:
         async with self.db.read() as conn:
-            row = (await conn.execute(select(data.c.data).where(
-                data.c.uuid == uuid, data.c.processed == processed))).first()
+            row = (await conn.execute(_GET_DATA, {"uuid": uuid, "processed": processed})
+                   ).first()
         if row is None:
             kind = "processed" if processed else "unprocessed"
             raise NotFound(f"No {kind} introspection data stored for node {uuid}")

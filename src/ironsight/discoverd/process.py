@@ -30,7 +30,12 @@ from ironsight.discoverd import formats, states
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import Ironic
 from ironsight.discoverd.node_cache import NodeCache
-from ironsight.discoverd.plugins.base import Changes, ProcessingContext, ProcessingHook
+from ironsight.discoverd.plugins.base import (
+    Changes,
+    ProcessingContext,
+    ProcessingHook,
+    ReportedError,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -68,7 +73,7 @@ class Processor:
                           "it does not accept ramdisk data now")
         self._store_logs(uuid, logs, failed=False)
         if self.conf.processing.store_data:
-            await self.cache.store_data(None, uuid, raw, processed=False)
+            await self.cache.store_data(uuid, raw, processed=False)
         self.introspector.spawn(uuid, lambda: self._complete(uuid, ctx), "processing")
         return {"uuid": uuid}
 
@@ -88,8 +93,8 @@ class Processor:
             try:
                 getattr(hook, step)(ctx)
             except Invalid as exc:
-                failures.append(f"{hook.name}: {exc}" if step != "before_processing"
-                                or hook.name != "ramdisk_error" else str(exc))
+                failures.append(str(exc) if isinstance(exc, ReportedError)
+                                else f"{hook.name}: {exc}")
             except Exception as exc:
                 LOG.exception("Processing hook %s crashed", hook.name)
                 failures.append(f"{hook.name}: unexpected error: {exc!r}")
@@ -107,7 +112,7 @@ class Processor:
                                "deleted_ports": ctx.changes.delete_ports,
                                "warnings": ctx.changes.warnings}
         if self.conf.processing.store_data:
-            await self.cache.store_data(None, uuid, ctx.data, processed=True)
+            await self.cache.store_data(uuid, ctx.data, processed=True)
         LOG.info("Node %s: properties %s, ports created %s", uuid, ctx.changes.properties,
                  sorted(ctx.changes.create_ports))
 
@@ -140,11 +145,9 @@ class Processor:
             LOG.info("Node %s: introspection finished", uuid)
 
     async def _end_with_error(self, uuid: str, message: str) -> None:
-        LOG.error("Node %s: %s", uuid, message)
         intro = await self.cache.get(uuid)
-        if not await self.cache.transition(uuid, "error", error=message):
+        if not await self.introspector.fail(uuid, message):
             return
-        await self.introspector.notify()
         if intro.manage_boot and self.conf.processing.power_off:
             self.workers.spawn(lambda: self._power_off_quietly(uuid), name=f"off:{uuid}")
 
@@ -173,7 +176,7 @@ class Processor:
             raise Invalid(f"Can not reapply introspection of node {uuid} in state "
                           f"\"{intro.state}\" (only finished or error)")
         if new_data is not None and self.conf.processing.store_data:
-            await self.cache.store_data(None, uuid, new_data, processed=False)
+            await self.cache.store_data(uuid, new_data, processed=False)
         self.introspector.spawn(uuid, lambda: self.run_reapply(uuid, new_data), "reapply")
 
     async def run_reapply(self, uuid: str, data: Any | None = None) -> None:

@@ -82,14 +82,13 @@ class DiscoverdService:
         if timeout <= 0:
             return []
         ended = await self.cache.timed_out(utcnow() - dt.timedelta(seconds=timeout))
-        if ended and self.pxe is not None:
-            await self.pxe.on_change()
-        for uuid in ended:
+        if ended:
+            await self.introspector.notify()
+        for uuid, manage_boot in ended:
             LOG.error("Node %s: Introspection timeout", uuid)
-            intro = await self.cache.get(uuid)
-            if intro.manage_boot:
+            if manage_boot:
                 self.workers.spawn(partial(self._power_off, uuid), name=f"timeout:{uuid}")
-        return ended
+        return [uuid for uuid, _ in ended]
 
     async def _power_off(self, uuid: str) -> None:
         await self.introspector.power_off(uuid, why="introspection timeout")

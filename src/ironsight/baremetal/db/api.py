@@ -3,7 +3,6 @@ callers decide the transaction; nothing here commits."""
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -12,14 +11,9 @@ from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, updat
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.baremetal.db.models import conductors, history, nodes, ports
-from ironsight.common.db import Conn
+from ironsight.common.db import Conn, utcnow
 from ironsight.common.exceptions import Conflict, InvalidParameterValue, NotFound
 from ironsight.common.ids import is_uuid_like, new_uuid
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
-
 
 Row = dict[str, Any]
 

@@ -24,6 +24,11 @@ class HookError(Invalid):
     """The report cannot be processed; the introspection ends with this message."""
 
 
+class ReportedError(HookError):
+    """An error the ramdisk itself reported: its message stands alone, without the name of
+    the hook that raised it."""
+
+
 @dataclass
 class Changes:
     """What the hooks want done to the node and its ports."""

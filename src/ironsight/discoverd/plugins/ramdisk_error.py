@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ironsight.discoverd.plugins.base import HookError, ProcessingContext, ProcessingHook
+from ironsight.discoverd.plugins.base import ProcessingContext, ProcessingHook, ReportedError
 
 
 class RamdiskError(ProcessingHook):
@@ -11,4 +11,4 @@ class RamdiskError(ProcessingHook):
     def before_processing(self, ctx: ProcessingContext) -> None:
         error = ctx.data.get("error")
         if error:
-            raise HookError(f"Ramdisk reported error: {error}")
+            raise ReportedError(f"Ramdisk reported error: {error}")

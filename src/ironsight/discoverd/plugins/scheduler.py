@@ -17,10 +17,13 @@ class Scheduler(ProcessingHook):
     def before_processing(self, ctx: ProcessingContext) -> None:
         """What the report itself must carry is checked before it is accepted, so that the
         ramdisk is told at once. A report of a ramdisk error is ramdisk_error's to refuse."""
-        if ctx.data.get("error"):
-            return
+        if not ctx.data.get("error"):
+            self._check_reported(self._found(ctx))
+
+    @staticmethod
+    def _check_reported(found: dict[str, object]) -> None:
         missing = [field for key, field in _REPORT_FIELDS.items()
-                   if self._found(ctx).get(key) in (None, "")]
+                   if found.get(key) in (None, "")]
         if missing:
             raise HookError("The ramdisk data lacks " + ", ".join(missing))
 
@@ -39,7 +42,8 @@ class Scheduler(ProcessingHook):
         found = {**self._found(ctx), "local_gb": ctx.data.get("local_gb")}
         if found["local_gb"] is None:
             raise HookError("The ramdisk data lacks a root disk (inventory.disks / root_disk)")
-        self.before_processing(ctx)  # a reapplied report is checked again
+        if not ctx.data.get("error"):
+            self._check_reported(found)  # a reapplied report is checked again
         for key, value in found.items():
             ctx.data[key] = value if key == "cpu_arch" else int(value)  # type: ignore[arg-type]
             ctx.set_property(key, ctx.data[key])

@@ -8,13 +8,11 @@ Sets in the data: `all_interfaces` ({name: {mac, ip, pxe}} for every NIC with a 
 from __future__ import annotations
 
 import ipaddress
-import re
 from typing import Any
 
+from ironsight.common.ids import MAC_RE
 from ironsight.discoverd.formats import mac_from_boot_interface
 from ironsight.discoverd.plugins.base import HookError, ProcessingContext, ProcessingHook
-
-_MAC_RE = re.compile(r"^([0-9a-f]{2}:){5}[0-9a-f]{2}$")
 
 
 def _usable_ip(ip: str | None) -> str | None:
@@ -37,7 +35,7 @@ class ValidateInterfaces(ProcessingHook):
         for index, iface in enumerate(inventory.get("interfaces") or []):
             mac = str(iface.get("mac_address") or "").lower()
             name = iface.get("name") or f"nic{index}"
-            if name == "lo" or not _MAC_RE.match(mac) or mac == "00:00:00:00:00:00":
+            if name == "lo" or not MAC_RE.match(mac) or mac == "00:00:00:00:00:00":
                 continue
             found[name] = {"mac": mac, "ip": _usable_ip(iface.get("ipv4_address"))
                            or _usable_ip(iface.get("ipv6_address")),

@@ -15,17 +15,16 @@ from __future__ import annotations
 import abc
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from ironsight.common.exceptions import IronsightError
+from ironsight.common.ids import MAC_RE
 
 LOG = logging.getLogger(__name__)
 
 MacSource = Callable[[], Awaitable[set[str]]]
-_MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 
 
 class PxeFilterError(IronsightError):
@@ -36,7 +35,7 @@ def ethernet_macs(values: Iterable[str]) -> set[str]:
     """Lowercase Ethernet MACs only: other addresses (InfiniBand GUIDs) cannot be filtered
     by MAC, and a value that is not a MAC must never reach a file name or a command."""
     macs = {v.strip().lower() for v in values}
-    return {m for m in macs if _MAC.match(m)}
+    return {m for m in macs if MAC_RE.match(m)}
 
 
 def is_allowed(mac: str, *, active: set[str], known: set[str], deny_unknown: bool) -> bool:

@@ -20,14 +20,12 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from sqlalchemy import select
 from starlette.routing import Route
 
 from ironsight.common.config import Config
 from ironsight.common.exceptions import ConfigError
-from ironsight.discoverd.db.models import attributes
 from ironsight.discoverd.ironic import Ironic
-from ironsight.discoverd.node_cache import MAC, NodeCache
+from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.pxe import dnsmasq
 from ironsight.discoverd.pxe.bootfiles import INITRAMFS, KERNEL, BootFiles
 from ironsight.discoverd.pxe.commands import run_command
@@ -53,9 +51,7 @@ STARTUP_GRACE = 10.0
 
 async def introspection_macs(cache: NodeCache) -> set[str]:
     """MACs of the introspections in progress (the node cache drops them when one ends)."""
-    async with cache.db.read() as conn:
-        rows = await conn.execute(select(attributes.c.value).where(attributes.c.name == MAC))
-        return {str(v) for v in rows.scalars()}
+    return await cache.introspection_macs()
 
 
 def make_driver(conf: Config, hostsdir: Path, prefix: Sequence[str]) -> FilterDriver:
