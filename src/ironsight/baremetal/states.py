@@ -6,8 +6,6 @@ Only the part of Ironic's machine the seed needs: enrolment, verification, inspe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 ENROLL = "enroll"
 VERIFYING = "verifying"
 MANAGEABLE = "manageable"
@@ -20,9 +18,6 @@ POWER_ON = "power on"
 POWER_OFF = "power off"
 REBOOT = "rebooting"
 POWER_ERROR = "error"
-
-# Events that an operator may ask for through the API (`PUT .../states/provision`).
-VERBS = ("manage", "inspect", "abort", "provide")
 
 # (state, event) -> new state
 TRANSITIONS: dict[tuple[str, str], str] = {
@@ -41,26 +36,6 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (MANAGEABLE, "provide"): AVAILABLE,
     (AVAILABLE, "manage"): MANAGEABLE,
 }
-
-# States in which a node is "in progress" and the target state shown to the operator.
-TARGETS: dict[str, str] = {
-    VERIFYING: MANAGEABLE,
-    INSPECTING: MANAGEABLE,
-    INSPECTWAIT: MANAGEABLE,
-}
-
-# States where a conductor is working on the node and a deadline applies.
-TIMED_STATES = (VERIFYING, INSPECTING, INSPECTWAIT)
-
-ALL_STATES = (ENROLL, VERIFYING, MANAGEABLE, INSPECTING, INSPECTWAIT, INSPECTFAIL, AVAILABLE)
-
-
-@dataclass(frozen=True)
-class Transition:
-    source: str
-    event: str
-    target: str
-
 
 def next_state(state: str, event: str) -> str | None:
     """The state `event` leads to from `state`, or None when the event is not allowed."""

@@ -42,7 +42,7 @@ async def test_lock_is_exclusive_between_two_acquirers(service: BaremetalService
         from ironsight.common.exceptions import NodeLocked
 
         with pytest.raises(NodeLocked):
-            await acquire(service.db, "someone-else:2", node["uuid"], service.conductor.drivers)
+            await acquire(service.db, "someone-else:2", node["uuid"])
     finally:
         await task.release()
     assert (await api.get(f"/v1/nodes/{node['uuid']}")).json()["reservation"] is None

@@ -49,7 +49,7 @@ class Conductor:
     # --- locking --------------------------------------------------------------------------
 
     async def acquire(self, ident: str) -> NodeTask:
-        return await acquire(self.db, self.name, ident, self.drivers, attempts=3, interval=0.2)
+        return await acquire(self.db, self.name, ident, attempts=3, interval=0.2)
 
     def driver_for(self, node: dict[str, Any]) -> Driver:
         driver = self.drivers.get(node["driver"])
@@ -224,20 +224,20 @@ class Conductor:
         async with self.db.read() as conn:
             node = await dbapi.get_node(conn, ident)
         driver = self.driver_for(node)
-        ctx = _context(node)
+        ctx = NodeContext.of(node)
         driver.management.validate(ctx)
         return await driver.management.get_boot_device(ctx)
 
     async def supported_boot_devices(self, ident: str) -> list[str]:
         async with self.db.read() as conn:
             node = await dbapi.get_node(conn, ident)
-        return self.driver_for(node).management.supported_boot_devices(_context(node))
+        return self.driver_for(node).management.supported_boot_devices(NodeContext.of(node))
 
     async def validate(self, node: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """Per-interface validation result, as `GET /v1/nodes/{n}/validate` shows it."""
         result: dict[str, dict[str, Any]] = {}
         driver = self.drivers.get(node["driver"])
-        ctx = _context(node)
+        ctx = NodeContext.of(node)
         for iface in ("boot", "console", "deploy", "inspect", "management", "power", "raid",
                       "rescue", "storage", "network", "bios"):
             impl = driver.interfaces().get(iface) if driver else None
@@ -283,9 +283,3 @@ async def abort_inspection(driver: Driver | None, task: NodeTask) -> dict[str, A
         else:
             internal[key] = value
     return {"driver_internal_info": internal}
-
-
-def _context(node: dict[str, Any]) -> NodeContext:
-    return NodeContext(uuid=node["uuid"], driver=node["driver"],
-                       driver_info=node["driver_info"] or {}, power_state=node["power_state"],
-                       name=node.get("name"))

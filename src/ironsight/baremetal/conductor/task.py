@@ -14,7 +14,7 @@ from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.db import api as dbapi
-from ironsight.baremetal.drivers.base import Driver, NodeContext
+from ironsight.baremetal.drivers.base import NodeContext
 from ironsight.common.db import Database
 from ironsight.common.exceptions import NodeLocked
 
@@ -22,14 +22,12 @@ LOG = logging.getLogger(__name__)
 
 
 class NodeTask:
-    """A locked node: its row, its driver, and the way to save changes while holding it."""
+    """A locked node: its row, and the way to save changes while holding it."""
 
-    def __init__(self, db: Database, owner: str, node: dict[str, Any],
-                 driver: Driver | None) -> None:
+    def __init__(self, db: Database, owner: str, node: dict[str, Any]) -> None:
         self.db = db
         self.owner = owner
         self.node = node
-        self.driver = driver
         self.released = False
 
     @property
@@ -38,9 +36,7 @@ class NodeTask:
 
     @property
     def context(self) -> NodeContext:
-        return NodeContext(uuid=self.uuid, driver=self.node["driver"],
-                           driver_info=self.node["driver_info"] or {},
-                           power_state=self.node["power_state"], name=self.node["name"])
+        return NodeContext.of(self.node)
 
     async def save(self, event: str | None = None, *, severity: str = "INFO",
                    event_type: str = "provisioning", release: bool = False,
@@ -90,8 +86,8 @@ class NodeTask:
         self.node["reservation"] = None
 
 
-async def acquire(db: Database, owner: str, ident: str, drivers: dict[str, Driver],
-                  *, attempts: int = 1, interval: float = 0.2) -> NodeTask:
+async def acquire(db: Database, owner: str, ident: str, *, attempts: int = 1,
+                  interval: float = 0.2) -> NodeTask:
     """Lock the node or raise NodeLocked (409) / NotFound (404)."""
     for attempt in range(max(1, attempts)):
         async with db.begin() as conn:
@@ -99,7 +95,7 @@ async def acquire(db: Database, owner: str, ident: str, drivers: dict[str, Drive
             if row is None:
                 current = await dbapi.get_node(conn, ident)  # NotFound when it does not exist
         if row is not None:
-            return NodeTask(db, owner, row, drivers.get(row["driver"]))
+            return NodeTask(db, owner, row)
         if attempt + 1 < attempts:
             await asyncio.sleep(interval)
     raise NodeLocked(current["uuid"], current["reservation"] or "unknown")

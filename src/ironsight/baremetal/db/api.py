@@ -4,10 +4,10 @@ callers decide the transaction; nothing here commits."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.baremetal.db.models import conductors, history, nodes, ports
@@ -89,28 +89,27 @@ _RELEASE = (update(nodes).where(nodes.c.id == bindparam("node_id"),
 
 
 @functools.lru_cache(maxsize=256)
-def _update_statement(keys: tuple[str, ...]) -> Any:
-    return update(nodes).where(nodes.c.id == bindparam("_node_id")).values(
+def _update_statement(table: Any, keys: tuple[str, ...]) -> Any:
+    return update(table).where(table.c.id == bindparam("_row_id")).values(
         {key: bindparam(f"_v_{key}") for key in keys})
 
 
-async def get_node(conn: Conn, ident: str,
-                   columns: Sequence[Any] | None = None) -> Row:
+async def _update(conn: Conn, table: Any, row_id: int, values: Row, what: str) -> None:
+    """Update one row by id with a statement built once per set of columns."""
+    values = {"updated_at": utcnow(), **values}
+    params = {f"_v_{key}": value for key, value in values.items()}
+    params["_row_id"] = row_id
+    try:
+        await conn.execute(_update_statement(table, tuple(sorted(values))), params)
+    except IntegrityError as exc:
+        raise _duplicate(exc, what, values) from None
+
+
+async def get_node(conn: Conn, ident: str) -> Row:
     key, value = _by_ident(ident)
-    if columns:
-        query = select(*columns).where(nodes.c[key] == value)
-        row = (await conn.execute(query)).mappings().first()
-    else:
-        row = (await conn.execute(_GET[key], {"ident": value})).mappings().first()
+    row = (await conn.execute(_GET[key], {"ident": value})).mappings().first()
     if row is None:
         raise NotFound(f"Node {ident} could not be found.")
-    return dict(row)
-
-
-async def get_node_by_id(conn: Conn, node_id: int) -> Row:
-    row = (await conn.execute(select(nodes).where(nodes.c.id == node_id))).mappings().first()
-    if row is None:
-        raise NotFound(f"Node {node_id} could not be found.")
     return dict(row)
 
 
@@ -159,24 +158,13 @@ async def list_nodes(conn: Conn, *, columns: Sequence[Any], filters: Row,
 
 
 async def update_node(conn: Conn, node_id: int, values: Row) -> None:
-    values = {"updated_at": utcnow(), **values}
-    stmt = _update_statement(tuple(sorted(values)))
-    params = {f"_v_{key}": value for key, value in values.items()}
-    params["_node_id"] = node_id
-    try:
-        await conn.execute(stmt, params)
-    except IntegrityError as exc:
-        raise _duplicate(exc, "node", values) from None
+    await _update(conn, nodes, node_id, values, "node")
 
 
 async def delete_node(conn: Conn, node_id: int) -> None:
     await conn.execute(delete(ports).where(ports.c.node_id == node_id))
     await conn.execute(delete(history).where(history.c.node_id == node_id))
     await conn.execute(delete(nodes).where(nodes.c.id == node_id))
-
-
-async def count_nodes(conn: Conn) -> int:
-    return int((await conn.execute(select(func.count()).select_from(nodes))).scalar_one())
 
 
 # --- reservations (node locks) --------------------------------------------------------------
@@ -203,26 +191,22 @@ async def create_port(conn: Conn, values: Row) -> Row:
                          "port")
 
 
-def _port_select(columns: Sequence[Any] | None) -> Any:
-    cols = list(columns) if columns else list(ports.c)
-    return select(*cols, nodes.c.uuid.label("node_uuid")).join(
-        nodes, nodes.c.id == ports.c.node_id)
+# A port with its node's UUID, as the API shows it.
+_PORT_SELECT = select(*ports.c, nodes.c.uuid.label("node_uuid")).join(
+    nodes, nodes.c.id == ports.c.node_id)
+_GET_PORT = _PORT_SELECT.where(ports.c.uuid == bindparam("uuid"))
+_DELETE_PORT = delete(ports).where(ports.c.id == bindparam("port_id"))
+_PORTS_OF_NODE = (_PORT_SELECT.where(ports.c.node_id == bindparam("node_id"))
+                  .order_by(ports.c.id).limit(bindparam("limit")))
 
 
 async def get_port(conn: Conn, ident: str) -> Row:
     if not is_uuid_like(ident):
         raise NotFound(f"Port {ident} could not be found.")
-    row = (await conn.execute(_port_select(None).where(ports.c.uuid == ident.lower()))
-           ).mappings().first()
+    row = (await conn.execute(_GET_PORT, {"uuid": ident.lower()})).mappings().first()
     if row is None:
         raise NotFound(f"Port {ident} could not be found.")
     return dict(row)
-
-
-_PORTS_OF_NODE = (select(*ports.c, nodes.c.uuid.label("node_uuid"))
-                  .join(nodes, nodes.c.id == ports.c.node_id)
-                  .where(ports.c.node_id == bindparam("node_id"))
-                  .order_by(ports.c.id).limit(bindparam("limit")))
 
 
 async def list_ports(conn: Conn, *, filters: Row, limit: int, marker: str | None,
@@ -233,28 +217,16 @@ async def list_ports(conn: Conn, *, filters: Row, limit: int, marker: str | None
                                                      "limit": limit})
         return [dict(r) for r in result.mappings()]
     conds = [PORT_COLUMNS[key] == value for key, value in filters.items()]
-    return await _page(conn, ports, _port_select(None), conds, limit=limit, marker=marker,
+    return await _page(conn, ports, _PORT_SELECT, conds, limit=limit, marker=marker,
                        sort_key=sort_key, sort_dir=sort_dir, what="port")
 
 
-async def ports_of_nodes(conn: Conn, node_ids: Iterable[int]) -> list[Row]:
-    ids = list(node_ids)
-    if not ids:
-        return []
-    return [dict(r) for r in (await conn.execute(
-        _port_select(None).where(ports.c.node_id.in_(ids)).order_by(ports.c.id))).mappings()]
-
-
 async def update_port(conn: Conn, port_id: int, values: Row) -> None:
-    values = {"updated_at": utcnow(), **values}
-    try:
-        await conn.execute(update(ports).where(ports.c.id == port_id).values(**values))
-    except IntegrityError as exc:
-        raise _duplicate(exc, "port", values) from None
+    await _update(conn, ports, port_id, values, "port")
 
 
 async def delete_port(conn: Conn, port_id: int) -> None:
-    await conn.execute(delete(ports).where(ports.c.id == port_id))
+    await conn.execute(_DELETE_PORT, {"port_id": port_id})
 
 
 # --- history --------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The driver contract: hardware types made of power, management and inspect interfaces.
 
-Interfaces are async. Blocking work (pyghmi, which is synchronous) goes to a thread with
-`asyncio.to_thread`; subprocesses (ipmitool) and SSH use asyncio directly, so no driver call
+Interfaces are async. Blocking work (pyghmi, which is synchronous) goes to threads of its
+own (see ipminative.py); subprocesses (ipmitool) and SSH use asyncio directly, so no driver call
 stalls the event loop. Every BMC call is bounded by a timeout and reports failure as a
 `DriverError` whose message an operator can act on (it lands in `last_error`).
 """
@@ -24,6 +24,12 @@ BOOT_DEVICE_DISK = "disk"
 BOOT_DEVICES = (BOOT_DEVICE_PXE, BOOT_DEVICE_DISK)
 
 
+def check_boot_device(device: str) -> None:
+    if device not in BOOT_DEVICES:
+        raise InvalidParameterValue(
+            f"unsupported boot device {device!r}; expected one of {', '.join(BOOT_DEVICES)}")
+
+
 @dataclass(frozen=True)
 class NodeContext:
     """What a driver sees of a node: identity and its (unmasked) driver_info."""
@@ -36,6 +42,13 @@ class NodeContext:
 
     def __str__(self) -> str:
         return self.uuid
+
+    @classmethod
+    def of(cls, node: Mapping[str, Any]) -> NodeContext:
+        """The context of a full node row."""
+        return cls(uuid=node["uuid"], driver=node["driver"],
+                   driver_info=node["driver_info"] or {}, power_state=node["power_state"],
+                   name=node.get("name"))
 
 
 class BaseInterface(abc.ABC):

@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from ironsight.baremetal import states
+from ironsight.baremetal.db.models import nodes
 from ironsight.baremetal.drivers.base import InspectInterface, NodeContext
 from ironsight.common.config import Config
+from ironsight.common.db import utcnow
 from ironsight.common.exceptions import (
     DriverLoadError,
     Invalid,
@@ -148,8 +150,6 @@ class DiscoverdInspect(InspectInterface):
 
     async def check_status(self, conductor: Conductor) -> int:
         """Move nodes whose introspection ended on; returns how many moved."""
-        from ironsight.baremetal.db.models import nodes
-
         drivers = [name for name, drv in conductor.drivers.items()
                    if isinstance(drv.inspect, DiscoverdInspect)]
         await self._retry_pending_aborts(conductor, drivers)
@@ -171,7 +171,7 @@ class DiscoverdInspect(InspectInterface):
                         "%g s", exc.message, self.conf.discoverd.status_check_period)
             return 0
         moved = 0
-        now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+        now = utcnow()
         for uuid, since in waiting.items():
             status = statuses.get(uuid)
             if status is None:
@@ -185,8 +185,6 @@ class DiscoverdInspect(InspectInterface):
     async def _retry_pending_aborts(self, conductor: Conductor, drivers: list[str]) -> None:
         """Aborts that could not reach discoverd: `inspect failed` nodes are few, so they are
         read and filtered here rather than indexed."""
-        from ironsight.baremetal.db.models import nodes
-
         async with conductor.db.read() as conn:
             rows = (await conn.execute(
                 select(nodes.c.uuid, nodes.c.driver_internal_info)
@@ -219,9 +217,7 @@ class DiscoverdInspect(InspectInterface):
                 await task.transition("fail", last_error=f"discoverd inspection failed: {error}",
                                       release=True)
             else:
-                await task.transition("done", release=True,
-                                      inspection_finished_at=dt.datetime.now(dt.UTC)
-                                      .replace(tzinfo=None))
+                await task.transition("done", release=True, inspection_finished_at=utcnow())
             return 1
         finally:
             await task.release()
@@ -234,7 +230,7 @@ async def fail_node(task: NodeTask, message: str) -> None:
 
     LOG.error("Node %s: %s", task.uuid, message)
     try:
-        again = await acquire(task.db, task.owner, task.uuid, {}, attempts=50, interval=0.1)
+        again = await acquire(task.db, task.owner, task.uuid, attempts=50, interval=0.1)
     except IronsightError as exc:
         LOG.error("Node %s: could not record the failure (%s); the inspect wait timeout will "
                   "end it", task.uuid, exc)

@@ -10,11 +10,11 @@ from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.drivers.base import (
-    BOOT_DEVICES,
     InspectInterface,
     ManagementInterface,
     NodeContext,
     PowerInterface,
+    check_boot_device,
 )
 from ironsight.common.config import Config
 from ironsight.common.exceptions import InvalidParameterValue
@@ -55,9 +55,7 @@ class FakeManagement(ManagementInterface):
 
     async def set_boot_device(self, node: NodeContext, device: str,
                               persistent: bool = False) -> None:
-        if device not in BOOT_DEVICES:
-            raise InvalidParameterValue(
-                f"unsupported boot device {device!r}; expected one of {', '.join(BOOT_DEVICES)}")
+        check_boot_device(device)
         self.boot_devices[node.uuid] = {"boot_device": device, "persistent": persistent}
 
     async def get_boot_device(self, node: NodeContext) -> dict[str, Any]:

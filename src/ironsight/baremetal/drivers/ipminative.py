@@ -30,11 +30,11 @@ from ironsight.baremetal import states
 from ironsight.baremetal.drivers.base import (
     BOOT_DEVICE_DISK,
     BOOT_DEVICE_PXE,
-    BOOT_DEVICES,
     BaseInterface,
     ManagementInterface,
     NodeContext,
     PowerInterface,
+    check_boot_device,
 )
 from ironsight.baremetal.drivers.ipmi_common import (
     IPMI_PROPERTIES,
@@ -44,7 +44,7 @@ from ironsight.baremetal.drivers.ipmi_common import (
     with_retries,
 )
 from ironsight.baremetal.drivers.power_sequence import change_power_state, scrub
-from ironsight.common.exceptions import DriverError, InvalidParameterValue
+from ironsight.common.exceptions import DriverError
 
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -185,9 +185,7 @@ class NativeIpmiManagement(_NativeIpmiInterface, ManagementInterface):
     async def set_boot_device(self, node: NodeContext, device: str,
                               persistent: bool = False) -> None:
         info = parse_ipmi_info(node)
-        if device not in BOOT_DEVICES:
-            raise InvalidParameterValue(
-                f"unsupported boot device {device!r}; expected one of {', '.join(BOOT_DEVICES)}")
+        check_boot_device(device)
         name = _PYGHMI_BOOT_DEVICES[device]
 
         def set_bootdev(cmd: Any) -> None:

@@ -22,11 +22,11 @@ from ironsight.baremetal import states
 from ironsight.baremetal.drivers.base import (
     BOOT_DEVICE_DISK,
     BOOT_DEVICE_PXE,
-    BOOT_DEVICES,
     BaseInterface,
     ManagementInterface,
     NodeContext,
     PowerInterface,
+    check_boot_device,
 )
 from ironsight.baremetal.drivers.ipmi_common import (
     IPMI_PROPERTIES,
@@ -39,7 +39,6 @@ from ironsight.baremetal.drivers.power_sequence import change_power_state, scrub
 from ironsight.common.config import Config
 from ironsight.common.exceptions import (
     DriverError,
-    InvalidParameterValue,
 )
 
 LOG = logging.getLogger(__name__)
@@ -171,9 +170,7 @@ class IpmitoolManagement(_IpmitoolInterface, ManagementInterface):
     async def set_boot_device(self, node: NodeContext, device: str,
                               persistent: bool = False) -> None:
         info = parse_ipmi_info(node)
-        if device not in BOOT_DEVICES:
-            raise InvalidParameterValue(
-                f"unsupported boot device {device!r}; expected one of {', '.join(BOOT_DEVICES)}")
+        check_boot_device(device)
         args = ["chassis", "bootdev", device]
         if persistent:
             args.append("options=persistent")

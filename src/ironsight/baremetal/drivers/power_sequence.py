@@ -30,8 +30,9 @@ async def change_power_state(
     """Bring a machine to `target` and wait until its BMC reports it, within `timeout` s.
 
     `send` takes 'on', 'off' or 'reset'; `get_state` returns states.POWER_ON/POWER_OFF.
-    A reboot resets a machine that is on and powers on one that is off. Every failure is
-    raised as PowerStateFailure; `controller` names the BMC or hypervisor in its message.
+    A reboot resets a machine that is on and powers on one that is off. A bad target is
+    InvalidParameterValue; every failure to reach it is raised as PowerStateFailure, whose
+    message names the BMC or hypervisor (`controller`).
     """
     if target not in (states.POWER_ON, states.POWER_OFF, states.REBOOT):
         raise InvalidParameterValue(

@@ -28,13 +28,13 @@ from ironsight.baremetal import states
 from ironsight.baremetal.drivers.base import (
     BOOT_DEVICE_DISK,
     BOOT_DEVICE_PXE,
-    BOOT_DEVICES,
     BaseInterface,
     ManagementInterface,
     NodeContext,
     PowerInterface,
     as_port,
     as_str,
+    check_boot_device,
     require,
 )
 from ironsight.baremetal.drivers.power_sequence import change_power_state, scrub
@@ -272,9 +272,7 @@ class SshManagement(_SshInterface, ManagementInterface):
     async def set_boot_device(self, node: NodeContext, device: str,
                               persistent: bool = False) -> None:
         """Always persistent: libvirt keeps the boot order in the domain definition."""
-        if device not in BOOT_DEVICES:
-            raise InvalidParameterValue(
-                f"unsupported boot device {device!r}; expected one of {', '.join(BOOT_DEVICES)}")
+        check_boot_device(device)
         async with self._virsh(node) as virsh:
             await virsh.define(set_boot_device_in_xml(await virsh.domain_xml(), device))
 
