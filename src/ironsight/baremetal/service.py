@@ -68,15 +68,16 @@ class BaremetalService:
             raise InvalidParameterValue(
                 f"No valid host was found. Reason: No conductor service registered which "
                 f"supports driver {name}{reason}.")
+        names = driver.interface_names()
         for key, value in values.items():
             if key.endswith("_interface") and value is not None:
                 iface = key.removesuffix("_interface")
-                expected = driver.interface_names().get(iface)
+                expected = names.get(iface)
                 if value != expected:
                     raise InvalidParameterValue(
                         f"{key}: interface {value!r} is not enabled for hardware type {name} "
                         f"(enabled: {expected})")
-        for iface, value in driver.interface_names().items():
+        for iface, value in names.items():
             key = f"{iface}_interface"
             if key in INTERFACE_FIELDS and not values.get(key):
                 values[key] = value

@@ -19,13 +19,13 @@ _PATCHABLE = {"address", "node_uuid", "pxe_enabled", "local_link_connection",
               "physical_network", "extra"}
 
 
-async def _node_id(conn: Any, ident: str, *, field: str) -> tuple[int, str]:
+async def _node_id(conn: Any, ident: str, *, field: str) -> int:
     try:
         node = await dbapi.get_node(conn, ident)
     except NotFound as exc:
         # Ironic answers 400 here: the node is a field of the request, not the resource.
         raise Invalid(f"{field}: {exc}") from None
-    return node["id"], node["uuid"]
+    return int(node["id"])
 
 
 async def _list(ctx: Ctx, detail: bool, node_ident: str | None = None) -> Any:
@@ -43,7 +43,7 @@ async def _list(ctx: Ctx, detail: bool, node_ident: str | None = None) -> Any:
             if node_ident is not None:
                 filters["node_id"] = (await dbapi.get_node(conn, node))["id"]
             else:
-                filters["node_id"], _ = await _node_id(conn, node, field="node")
+                filters["node_id"] = await _node_id(conn, node, field="node")
         if "address" in params:
             try:
                 filters["address"] = schemas.normalize_mac(params["address"])
@@ -91,7 +91,7 @@ async def create_port(ctx: Ctx) -> Any:
     values = data.model_dump(exclude_none=True)
     node_uuid = values.pop("node_uuid")
     async with ctx.svc.db.begin() as conn:
-        values["node_id"], _ = await _node_id(conn, node_uuid, field="node_uuid")
+        values["node_id"] = await _node_id(conn, node_uuid, field="node_uuid")
         row = await dbapi.create_port(conn, values)
         await dbapi.add_history(conn, values["node_id"], f"Port {row['address']} created",
                                 event_type="port", conductor=ctx.svc.conductor.name)
@@ -124,7 +124,7 @@ async def patch_port(ctx: Ctx) -> Any:
         new = schemas.PortFields.model_validate(patched).model_dump()
         async with ctx.svc.db.begin() as conn:
             if new["node_uuid"] != row["node_uuid"]:
-                new["node_id"], _ = await _node_id(conn, new["node_uuid"], field="node_uuid")
+                new["node_id"] = await _node_id(conn, new["node_uuid"], field="node_uuid")
             changes = {k: v for k, v in new.items() if k != "node_uuid" and v != row.get(k)}
             if changes:
                 await dbapi.update_port(conn, row["id"], changes)

@@ -67,7 +67,6 @@ _CONSTANT: dict[str, Any] = {
 NODE_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {
     **{k: () for k in _CONSTANT},
     "conductor": ("reservation",),
-    "maintenance_reason": ("maintenance_reason",),
 }
 
 
@@ -93,8 +92,6 @@ def node_doc(row: Mapping[str, Any], base: str, fields: Iterable[str],
             doc[f] = conductor_host
         elif f == "provision_state":
             doc[f] = shown_state(row[f], version)
-        elif f == "target_provision_state":
-            doc[f] = row[f]
         else:
             doc[f] = row[f]
     uuid = row["uuid"]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from ironsight.baremetal import states
@@ -21,6 +22,8 @@ from ironsight.common.exceptions import (
     InvalidParameterValue,
     InvalidStateRequested,
     IronsightError,
+    NodeLocked,
+    NotFound,
     UnsupportedDriverExtension,
 )
 from ironsight.common.workers import WorkerPool
@@ -50,6 +53,20 @@ class Conductor:
 
     async def acquire(self, ident: str) -> NodeTask:
         return await acquire(self.db, self.name, ident, attempts=3, interval=0.2)
+
+    @asynccontextmanager
+    async def try_acquire(self, ident: str) -> AsyncIterator[NodeTask | None]:
+        """For periodic work: the locked node, or None when it is locked or gone (the next
+        period will see it); the lock is released when the block ends."""
+        try:
+            task = await self.acquire(ident)
+        except (NodeLocked, NotFound):
+            yield None
+            return
+        try:
+            yield task
+        finally:
+            await task.release()
 
     def driver_for(self, node: dict[str, Any]) -> Driver:
         driver = self.drivers.get(node["driver"])

@@ -20,7 +20,7 @@ from ironsight.baremetal.conductor.manager import Conductor, abort_inspection
 from ironsight.baremetal.conductor.task import NodeTask
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import conductors, nodes
-from ironsight.common.exceptions import IronsightError, NodeLocked, NotFound
+from ironsight.common.exceptions import IronsightError
 from ironsight.common.process import pid_alive
 
 LOG = logging.getLogger(__name__)
@@ -141,9 +141,8 @@ class PeriodicTasks:
         conf = self.c.conf.conductor
         now = dbapi.utcnow()
         limits = [(states.VERIFYING, conf.verify_timeout),
-                  (states.INSPECTING, conf.inspect_wait_timeout)]
-        if conf.inspect_wait_timeout > 0:
-            limits.append((states.INSPECTWAIT, conf.inspect_wait_timeout))
+                  (states.INSPECTING, conf.inspect_wait_timeout),
+                  (states.INSPECTWAIT, conf.inspect_wait_timeout)]
         conds = [and_(nodes.c.provision_state == state,
                       nodes.c.provision_updated_at < now - dt.timedelta(seconds=limit))
                  for state, limit in limits if limit > 0]
@@ -155,16 +154,10 @@ class PeriodicTasks:
                 .where(nodes.c.reservation.is_(None), or_(*conds)).limit(500))).all()
         failed = 0
         for uuid, state in rows:
-            try:
-                task = await self.c.acquire(uuid)
-            except (NodeLocked, NotFound):
-                continue
-            try:
-                if task.node["provision_state"] == state:
+            async with self.c.try_acquire(uuid) as task:
+                if task is not None and task.node["provision_state"] == state:
                     await self._time_out(task, state)
                     failed += 1
-            finally:
-                await task.release()
         return failed
 
     async def _time_out(self, task: NodeTask, state: str) -> None:
@@ -200,15 +193,9 @@ class PeriodicTasks:
         sem = asyncio.Semaphore(8)
 
         async def one(uuid: str) -> None:
-            async with sem:
-                try:
-                    task = await self.c.acquire(uuid)
-                except (NodeLocked, NotFound):
-                    return
-                try:
+            async with sem, self.c.try_acquire(uuid) as task:
+                if task is not None:
                     await self._sync_one(task)
-                finally:
-                    await task.release()
 
         await asyncio.gather(*(one(u) for u in uuids))
         return len(uuids)

@@ -35,8 +35,6 @@ from ironsight.common.exceptions import (
     DriverLoadError,
     Invalid,
     IronsightError,
-    NodeLocked,
-    NotFound,
 )
 
 if TYPE_CHECKING:
@@ -193,34 +191,23 @@ class DiscoverdInspect(InspectInterface):
         for uuid, info in rows:
             if not (info or {}).get(PENDING_ABORT) or not await self._abort_in_discoverd(uuid):
                 continue
-            try:
-                task = await conductor.acquire(uuid)
-            except (NodeLocked, NotFound):
-                continue
-            try:
-                internal = dict(task.node["driver_internal_info"] or {})
-                internal.pop(PENDING_ABORT, None)
-                await task.save("Abort reached discoverd", event_type="inspection",
-                                release=True, driver_internal_info=internal)
-            finally:
-                await task.release()
+            async with conductor.try_acquire(uuid) as task:
+                if task is not None:
+                    internal = dict(task.node["driver_internal_info"] or {})
+                    internal.pop(PENDING_ABORT, None)
+                    await task.save("Abort reached discoverd", event_type="inspection",
+                                    release=True, driver_internal_info=internal)
 
     async def _finish(self, conductor: Conductor, uuid: str, error: str | None) -> int:
-        try:
-            task = await conductor.acquire(uuid)
-        except (NodeLocked, NotFound):
-            return 0  # next period
-        try:
-            if task.node["provision_state"] != states.INSPECTWAIT:
-                return 0
+        async with conductor.try_acquire(uuid) as task:
+            if task is None or task.node["provision_state"] != states.INSPECTWAIT:
+                return 0  # next period, or moved on already
             if error:
                 await task.transition("fail", last_error=f"discoverd inspection failed: {error}",
                                       release=True)
             else:
                 await task.transition("done", release=True, inspection_finished_at=utcnow())
             return 1
-        finally:
-            await task.release()
 
 
 async def fail_node(task: NodeTask, message: str) -> None:

@@ -16,7 +16,7 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.drivers.base import (
@@ -42,7 +42,6 @@ from ironsight.common.exceptions import (
 )
 
 LOG = logging.getLogger(__name__)
-T = TypeVar("T")
 
 # Lines of `ipmitool chassis bootparam get 5` -> our boot devices
 _BOOT_SELECTORS = {
