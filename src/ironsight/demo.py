@@ -32,12 +32,13 @@ from typing import Any
 import httpx
 from rich.console import Console
 
+from ironsight.cli.http import IRONIC_API_VERSION, IRONIC_VERSION_HEADER
 from ironsight.lab.bmc import BmcServer
 from ironsight.lab.machines import MachineSpec, build_tree
 
 BM_URL = "http://127.0.0.1:6385"
 DI_URL = "http://127.0.0.1:5050"
-HEADERS = {"X-OpenStack-Ironic-API-Version": "1.115"}
+HEADERS = {IRONIC_VERSION_HEADER: IRONIC_API_VERSION}
 console = Console(width=None if sys.stdout.isatty() else 140)
 
 MACHINES = (
@@ -84,6 +85,14 @@ def _call(client: httpx.Client, method: str, path: str, body: Any = None) -> Any
     if resp.status_code >= 400:
         raise SystemExit(f"{method} {path} failed: HTTP {resp.status_code} {resp.text}")
     return resp.json() if resp.content else None
+
+
+def _print_history(client: httpx.Client, node: str) -> None:
+    """A node's history (GET /v1/nodes/NODE/history): time and event, one line each."""
+    history = _call(client, "GET", f"/v1/nodes/{node}/history")["history"]
+    console.print(f"[bold]history of {node}[/bold]")
+    for event in history:
+        console.print(f"  {event['created_at'][11:23]}  {event['event']}")
 
 
 def _cli(*args: str) -> int:
@@ -147,10 +156,7 @@ def run_lab() -> None:
                           "the ramdisk from discoverd's dnsmasq, reports, powers off)")
             status = _cli("node", "inspect", *names, "--wait", "600")
             with lab.client() as client:
-                history = _call(client, "GET", f"/v1/nodes/{names[0]}/history")["history"]
-            console.print(f"[bold]history of {names[0]}[/bold]")
-            for event in history:
-                console.print(f"  {event['created_at'][11:23]}  {event['event']}")
+                _print_history(client, names[0])
             if status != 0:
                 raise SystemExit(f"inspection failed; see above (service log: "
                                  f"{lab.serve_log})")
@@ -175,10 +181,7 @@ def main() -> None:
 
 
 def run() -> None:
-    for port in (6385, 5050):
-        if not _port_free(port):
-            raise SystemExit(f"port {port} is in use: stop the service running there (the "
-                             "demo starts its own)")
+    """The simulated inspection (`main` has checked that the ports are free)."""
     state_dir = Path(tempfile.mkdtemp(prefix="ironsight-demo-"))
     password = secrets.token_urlsafe(12)
     console.print(f"[bold]ironsight demo[/bold]: state in {state_dir}")
@@ -216,10 +219,7 @@ def run() -> None:
             console.print(f"the IPMI node's machine, as its virtual BMC sees it: power "
                           f"{machine.power_state}, next boot "  # type: ignore[attr-defined]
                           f"{machine.get_boot_device().device}")
-            history = _call(client, "GET", "/v1/nodes/ipmi-0/history")["history"]
-            console.print("[bold]history of ipmi-0[/bold]")
-            for event in history:
-                console.print(f"  {event['created_at'][11:23]}  {event['event']}")
+            _print_history(client, "ipmi-0")
             if status != 0:
                 raise SystemExit("inspection failed; see above")
     finally:

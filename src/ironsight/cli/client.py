@@ -57,10 +57,12 @@ class Runtime:
 class ClientGroup(click.Group):
     """Turns a failure of the remote service into `Error: ...` on stderr and exit code 1."""
 
+    errors: tuple[type[Exception], ...] = (ClientError,)  # what counts as a service failure
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except ClientError as exc:
+        except self.errors as exc:
             raise click.ClickException(str(exc)) from exc
 
 

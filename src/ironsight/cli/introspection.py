@@ -9,7 +9,6 @@ client library (`ironsight.discoverd.client`), as the bare-metal service's do.
 from __future__ import annotations
 
 import json
-import uuid as uuidlib
 from collections.abc import Callable, Sequence
 from typing import IO, Any, TypeVar
 
@@ -17,13 +16,16 @@ import click
 from rich.table import Table
 
 from ironsight.cli.client import (
+    ClientGroup,
     Endpoint,
     Runtime,
     _emit,
     _err,
     _exit_if_failed,
+    _is_uuid,
     _list_table,
     _object_table,
+    _runtime,
     _setting,
     client_options,
     wait_option,
@@ -44,14 +46,10 @@ STATUS_COLUMNS = [
 ]
 
 
-class DiscoverdGroup(click.Group):
+class DiscoverdGroup(ClientGroup):
     """Turns a failure of discoverd into `Error: ...` on stderr and exit code 1."""
 
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except ClientError as exc:
-            raise click.ClickException(str(exc)) from exc
+    errors = (ClientError,)
 
 
 DISCOVERD = Endpoint("IRONSIGHT_DISCOVERD_URL", DEFAULT_DISCOVERD_URL,
@@ -63,10 +61,6 @@ def discoverd_options(*, group: bool = False, output: bool = True) -> Callable[[
 
 
 # --- plumbing -------------------------------------------------------------------------------
-
-
-def _runtime(ctx: click.Context) -> Runtime:
-    return ctx.find_object(Runtime) or Runtime()
 
 
 def _api(ctx: click.Context) -> discoverd.Client:
@@ -85,14 +79,6 @@ def _for_each(items: Sequence[str], action: Callable[[str], None]) -> list[str]:
 
 def _status_table(statuses: Sequence[Status]) -> Callable[[], Table]:
     return lambda: _list_table(statuses, STATUS_COLUMNS)
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuidlib.UUID(value)
-    except ValueError:
-        return False
-    return True
 
 
 # --- waiting --------------------------------------------------------------------------------

@@ -27,10 +27,10 @@ def ramdisk_group() -> None:
               help="Rebuild even when the manifest shows unchanged inputs.")
 def build_command(out_dir: Path | None, force: bool) -> None:
     """Write OUT/vmlinuz, OUT/initramfs and OUT/manifest.json, unless they are up to date."""
-    from ironsight.common.config import default_state_dir
+    from ironsight.common.config import default_ramdisk_dir
     from ironsight.ramdisk import RamdiskError, build
 
-    out = out_dir or Path(default_state_dir()) / "ramdisk"
+    out = out_dir or default_ramdisk_dir()
     try:
         result = build.build(out, force=force, log=lambda line: click.echo(line, err=True))
     except RamdiskError as exc:

@@ -37,6 +37,11 @@ def default_state_dir() -> str:
     return str(Path.home() / ".local" / "state" / "ironsight")
 
 
+def default_ramdisk_dir() -> Path:
+    """Where `ironsight ramdisk build` writes by default (and the lab takes its ramdisk)."""
+    return Path(default_state_dir()) / "ramdisk"
+
+
 @dataclass(frozen=True)
 class DefaultSection:
     host: str = opt(socket.gethostname(), "Name of this conductor, used in node reservations.")
@@ -89,8 +94,8 @@ class ConductorSection:
         300.0, "Seconds a node may stay in 'verifying' before it fails back to enroll.",
         minimum=1)
     inspect_wait_timeout: float = opt(
-        1800.0, "Seconds a node may stay in 'inspect wait' before inspection fails; 0: never.",
-        minimum=0)
+        1800.0, "Seconds a node may stay in 'inspecting' or 'inspect wait' before "
+        "inspection fails; 0: never.", minimum=0)
     power_state_change_timeout: float = opt(
         60.0, "Seconds to wait for a power state change to be reported by the BMC.", minimum=1)
 
@@ -274,12 +279,10 @@ class Config:
         return self.state_dir / "ramdisk-logs"
 
 
-SECTIONS: dict[str, type] = {f.name: f.type for f in dataclasses.fields(Config)}  # type: ignore[misc]
-
-
 def _section_types() -> dict[str, type]:
+    """Section name -> its dataclass, in the order of `Config`'s fields."""
     hints = typing.get_type_hints(Config)
-    return {name: hints[name] for name in SECTIONS}
+    return {f.name: hints[f.name] for f in dataclasses.fields(Config)}
 
 
 def _convert(raw: str, annotation: Any, where: str, meta: dict[str, Any]) -> Any:

@@ -1,8 +1,9 @@
-"""Facts about processes that both services need (dead-owner detection)."""
+"""Facts about processes: dead-owner detection (both services), the lab's own processes."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 
 def pid_alive(pid: int) -> bool:
@@ -14,3 +15,13 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def runs_with(pid: int, marker: bytes) -> bool:
+    """Whether the process `pid` runs and its command line (/proc/<pid>/cmdline) contains
+    `marker`: tells a process of ours from another that got its pid later."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return marker in cmdline

@@ -1,10 +1,11 @@
 """A virtual IPMI BMC for tests, `make demo` and the QEMU lab.
 
 `VirtualBmc` is pyghmi's BMC (IPMI 2.0 / RMCP+, cipher suite 3) in front of a pluggable
-`Machine`: `InMemoryMachine` now, a QEMU-backed machine later. `BmcServer` serves any number of
-BMCs from one daemon thread with its own `select` loop on 127.0.0.1 UDP ports, so tests can
-start and stop BMCs cleanly and can run pyghmi's *client* in the same process: the BMC sockets
-are kept out of pyghmi's shared client I/O loop.
+`Machine`: `InMemoryMachine` (state only: tests, `make demo`) or, in the QEMU lab,
+`ironsight.lab.qemu.QemuMachine` (a QEMU process). `BmcServer` serves any number of BMCs from
+one daemon thread with its own `select` loop on 127.0.0.1 UDP ports, so tests can start and
+stop BMCs cleanly and can run pyghmi's *client* in the same process: the BMC sockets are kept
+out of pyghmi's shared client I/O loop.
 
 CLI: ``python -m ironsight.lab.bmc --port 6230 --user admin --password-file F [--count N]``
 (or the password in $IRONSIGHT_BMC_PASSWORD; never on the command line). It prints one line
@@ -73,6 +74,10 @@ class BootDevice:
 
     device: str = "default"
     persistent: bool = False
+
+    def describe(self) -> str:
+        """How a machine's `history` records this override."""
+        return f"boot device {self.device}" + (" persistent" if self.persistent else "")
 
 
 class Machine(Protocol):
@@ -143,8 +148,7 @@ class InMemoryMachine:
     def set_boot_device(self, boot: BootDevice) -> None:
         with self._lock:
             self._boot = boot
-            self.history.append(f"boot device {boot.device}"
-                                + (" persistent" if boot.persistent else ""))
+            self.history.append(boot.describe())
 
     def _set_power(self, on: bool, action: str) -> None:
         with self._lock:
@@ -348,10 +352,6 @@ class BmcServer:
                 bmc.close()
             raise
         return cls(bmcs)
-
-    @property
-    def machines(self) -> list[Machine]:
-        return [bmc.machine for bmc in self.bmcs]
 
     def start(self) -> BmcServer:
         self._thread = threading.Thread(target=self._serve, name="virtual-bmc", daemon=True)

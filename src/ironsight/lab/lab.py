@@ -44,6 +44,9 @@ from typing import Any
 
 import httpx
 
+from ironsight.common import logs
+from ironsight.common.config import default_ramdisk_dir, default_state_dir
+from ironsight.common.process import runs_with
 from ironsight.lab import network
 from ironsight.lab.bmc import BmcServer, VirtualBmc
 from ironsight.lab.network import LabNetwork, PortForward
@@ -127,15 +130,7 @@ class LabOptions:
     manage: bool = True  # move the enrolled nodes to manageable
 
 
-def default_ramdisk_dir() -> Path:
-    from ironsight.common.config import default_state_dir
-
-    return Path(default_state_dir()) / "ramdisk"
-
-
 def default_lab_dir() -> Path:
-    from ironsight.common.config import default_state_dir
-
     return Path(default_state_dir()) / "lab"
 
 
@@ -208,10 +203,9 @@ class Lab:
         files = self.files(name)
         try:
             pid = int(files.pid_file.read_text().strip())
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except (OSError, ValueError):
             return None
-        return pid if str(files.pid_file).encode() in cmdline else None
+        return pid if runs_with(pid, str(files.pid_file).encode()) else None
 
     def pxe_lines(self, pattern: str = "") -> list[str]:
         """discoverd's PXE and dnsmasq log lines (leases, refusals), optionally filtered."""
@@ -227,11 +221,7 @@ class Lab:
         pid = self.state.get("pids", {}).get(role)
         if not isinstance(pid, int):
             return None
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return None
-        return pid if str(self.state_dir).encode() in cmdline else None
+        return pid if runs_with(pid, str(self.state_dir).encode()) else None
 
     def save(self) -> None:
         _write_json(self.state_dir / STATE_FILE, self.state)
@@ -405,7 +395,7 @@ def _alive_or_fail(lab: Lab, role: str, log_path: Path) -> None:
     # our child: poll it (its cmdline is ours until it has exec'd, so no cmdline check)
     child = _CHILDREN.get(lab.state["pids"][role])
     if child is None or child.poll() is not None:
-        tail = _tail(log_path, 40)
+        tail = log_tail(log_path, 40)
         raise LabError(f"the lab's {role} exited during start-up; {log_path}:\n{tail}")
 
 
@@ -439,7 +429,7 @@ def _wait_service(lab: Lab) -> None:
         time.sleep(0.2)
     raise LabError(f"`ironsight serve` was not ready within {START_TIMEOUT:.0f} s "
                    f"({'no dnsmasq' if not pending else 'waiting for ' + pending[0]}); "
-                   f"see {lab.serve_log}:\n{_tail(lab.serve_log, 40)}")
+                   f"see {lab.serve_log}:\n{log_tail(lab.serve_log, 40)}")
 
 
 # --- the bare-metal API ------------------------------------------------------------------------
@@ -504,7 +494,8 @@ def status(state_dir: Path) -> dict[str, Any]:
         return {"up": False, "state_dir": str(lab.state_dir)}
     nodes: dict[str, dict[str, Any]] = {}
     api_error = None
-    if lab.process("serve") and lab.state.get("api_url"):
+    serve_pid = lab.process("serve")
+    if serve_pid and lab.state.get("api_url"):
         try:
             with lab.client(timeout=5) as client:
                 for name in lab.state.get("nodes", {}):
@@ -525,11 +516,12 @@ def status(state_dir: Path) -> dict[str, Any]:
             "found": {key: props.get(key) for key in ("cpus", "memory_mb", "local_gb")
                       if key in props},
         })
+    daemon_pid = lab.process("daemon")
     return {
-        "up": bool(lab.process("daemon") and lab.process("serve")),
+        "up": bool(daemon_pid and serve_pid),
         "state_dir": str(lab.state_dir), "namespace": lab.network.namespace,
         "namespace_exists": network.exists(lab.network),
-        "daemon_pid": lab.process("daemon"), "serve_pid": lab.process("serve"),
+        "daemon_pid": daemon_pid, "serve_pid": serve_pid,
         "api_url": lab.state.get("api_url"), "discoverd_url": lab.state.get("discoverd_url"),
         "api_error": api_error, "vms": vms,
     }
@@ -549,7 +541,7 @@ def down(state_dir: Path, *, log: Log = print, fallback_network: LabNetwork | No
             continue
         log(f"stopping the lab's {role} (pid {pid})")
         _terminate(pid, grace)
-    leftovers = network.destroy(net) if network.exists(net) else []
+    leftovers = network.destroy(net)  # [] when the namespace is already gone
     if leftovers:
         log(f"ended {len(leftovers)} processes left in namespace {net.namespace}: {leftovers}")
     if lab.exists:
@@ -590,10 +582,7 @@ def _running(pid: int) -> bool:
 
 def run_daemon(state_dir: Path) -> int:
     """Serve the lab's BMCs and published ports until SIGTERM, then power every VM off."""
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    for noisy in ("pyghmi",):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    logs.setup()
     lab = Lab(state_dir)
     net = lab.network
     user = str(lab.state["bmc_user"])
@@ -698,15 +687,12 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _tail(path: Path, lines: int) -> str:
+def log_tail(path: Path, lines: int = 60) -> str:
+    """The last `lines` lines of a log file, or "(no log)"."""
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no log)"
-
-
-def log_tail(path: Path, lines: int = 60) -> str:
-    return _tail(path, lines)
 
 
 @contextlib.contextmanager

@@ -1,9 +1,10 @@
 """Simulated machines: procfs/sysfs trees that the real agent reads with `--root`.
 
-Until the VM lab boots real ramdisks, this is how a node's ramdisk is simulated in the demo,
-the benchmarks and the functional tests: the real `ironsight.agent` runs against a tree that
-describes the machine (CPUs, memory, disks, NICs, DMI, BOOTIF), so the whole report path —
-collection, document, POST with retries — is the production one.
+Where no QEMU VM boots the real ramdisk, this is how a node's ramdisk is simulated: in the
+demo's fallback (when the QEMU lab cannot run), the functional tests and the agent's unit
+tests. The real `ironsight.agent` runs against a tree that describes the machine (CPUs,
+memory, disks, NICs, DMI, BOOTIF), so the whole report path — collection, document, POST
+with retries — is the production one.
 """
 
 from __future__ import annotations

@@ -126,13 +126,13 @@ def pids(net: LabNetwork) -> list[int]:
 def destroy(net: LabNetwork, grace: float = 5.0) -> list[int]:
     """End every process left inside the namespace (TERM, then KILL), then delete it and with
     it the bridge and taps. Idempotent; returns the pids it had to end."""
-    ended = pids(net)
+    ended = remaining = pids(net)
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids(net):
+        for pid in remaining:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
         deadline = time.monotonic() + grace
-        while pids(net) and time.monotonic() < deadline:
+        while (remaining := pids(net)) and time.monotonic() < deadline:
             time.sleep(0.1)
     if exists(net):
         _ip("netns", "del", net.namespace)

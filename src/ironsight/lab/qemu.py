@@ -328,15 +328,9 @@ class QemuMachine:
     def set_boot_device(self, boot: BootDevice) -> None:
         with self._lock:
             self._boot = boot
-            self._record(f"boot device {boot.device}"
-                         + (" persistent" if boot.persistent else ""))
+            self._record(boot.describe())
 
     # --- more ---------------------------------------------------------------------------------
-
-    @property
-    def pid(self) -> int | None:
-        with self._lock:
-            return self._proc.pid if self._alive() and self._proc is not None else None
 
     def kill(self) -> None:
         """Immediate power loss (clean-up)."""
