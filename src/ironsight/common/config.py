@@ -50,6 +50,10 @@ class DefaultSection:
         "Empty: $IRONSIGHT_STATE_DIR, else ~/.local/state/ironsight.")
     debug: bool = opt(False, "Log at DEBUG level.")
     log_file: str = opt("", "Log to this file instead of standard error.")
+    graceful_shutdown_timeout: float = opt(
+        10.0, "Seconds running actions (power, verification, introspection steps) get to "
+        "finish when a service stops; the rest are cancelled and resumed or recovered by the "
+        "next start.", minimum=0)
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,9 @@ class ApiSection:
     max_limit: int = opt(1000, "Largest number of items a list request returns.", minimum=1)
     max_body_size: int = opt(
         1048576, "Largest request body accepted, in bytes (larger: 413).", minimum=1024)
+    max_json_depth: int = opt(
+        32, "Deepest nesting of arrays and objects accepted in a JSON request body (deeper: "
+        "400).", minimum=2)
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,10 @@ class DiscoverdSection:
     status_check_period: float = opt(
         0.5, "Seconds between polls of discoverd for nodes in 'inspect wait' (one batched "
         "request per 100 waiting nodes; none when no node waits).", minimum=0.1)
+    start_grace_period: float = opt(
+        30.0, "Seconds after a node enters 'inspect wait' during which discoverd may not "
+        "know of its introspection yet (or still report the previous one); after that, a "
+        "node discoverd has no record of fails.", minimum=0)
 
 
 @dataclass(frozen=True)
@@ -143,6 +154,17 @@ class IntrospectionSection:
         minimum=1024)
     max_logs_size: int = opt(
         10485760, "Largest `logs` field (base64) accepted in a callback, in bytes.", minimum=0)
+    max_json_depth: int = opt(
+        32, "Deepest nesting of arrays and objects accepted in a JSON request body, the "
+        "ramdisk's report included (deeper: 400).", minimum=2)
+    max_limit: int = opt(1000, "Largest number of introspections a list request returns.",
+                         minimum=1)
+    workers_pool_size: int = opt(
+        1000, "Background steps of introspections (boot, processing, power off) run at once "
+        "at most; beyond that, starting an introspection answers 503.", minimum=1)
+    power_off_timeout: float = opt(
+        120.0, "Seconds discoverd waits for the bare-metal service to report a node powered "
+        "off (after processing, an abort or a timeout) before that step fails.", minimum=1)
     ramdisk_logs_dir: str = opt(
         "", "Where ramdisk logs are written (when an introspection fails, or always with "
         "always_store_ramdisk_logs). Empty: ramdisk-logs in the state directory.")

@@ -8,7 +8,6 @@ migrations.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,11 +18,6 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from ironsight.common.exceptions import ConfigError
-
-
-def utcnow() -> dt.datetime:
-    """Now in UTC, naive: how both services store times."""
-    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
 def engine_url(url: str) -> URL:

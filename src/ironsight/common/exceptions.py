@@ -78,3 +78,15 @@ class DriverLoadError(IronsightError):
 
 class UnsupportedDriverExtension(Invalid):
     pass
+
+
+class DiscoverdDisabled(Invalid):
+    """Inspection through discoverd was asked for but `[discoverd] enabled` is false (the
+    design's new exception; raised by DiscoverdInspect and by the conductor when no inspect
+    interface takes ramdisk reports)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "In-band inspection through discoverd is disabled: set [discoverd] enabled = true "
+            "and [discoverd] service_url in the bare-metal service's configuration "
+            "(see docs/inspection.md)")

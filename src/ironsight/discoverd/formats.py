@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
+from ironsight.common.api.errors import format_validation_error
 from ironsight.common.exceptions import Invalid
-from ironsight.common.http import format_validation_error
 
 
 class _Open(BaseModel):

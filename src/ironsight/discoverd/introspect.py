@@ -140,7 +140,8 @@ class Introspector:
         try:
             await self.ironic.set_power(uuid, "power off")
             delay = 0.1
-            deadline = asyncio.get_running_loop().time() + 120
+            limit = self.conf.introspection.power_off_timeout
+            deadline = asyncio.get_running_loop().time() + limit
             while True:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
@@ -150,7 +151,7 @@ class Introspector:
                 if not node.get("target_power_state") and node.get("last_error"):
                     return f"Failed to power off node {uuid} ({why}): {node['last_error']}"
                 if asyncio.get_running_loop().time() > deadline:
-                    return f"Node {uuid} did not power off within 120 s ({why})"
+                    return f"Node {uuid} did not power off within {limit:g} s ({why})"
         except IronsightError as exc:
             LOG.warning("Node %s: power off after %s failed: %s", uuid, why, exc)
             return f"Failed to power off node {uuid} ({why}): {exc}"

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import urllib.parse
 from typing import Any
 from urllib.parse import quote
 
 import aiohttp
 
+from ironsight.common.api.errors import error_message
+from ironsight.common.api.pagination import next_query
 from ironsight.common.config import Config
 from ironsight.common.exceptions import IronsightError
 
@@ -30,11 +31,7 @@ class IronicError(IronsightError):
 
 
 def _message(status: int, body: bytes) -> str:
-    try:
-        inner = json.loads(json.loads(body)["error_message"])
-        return str(inner.get("faultstring") or inner)
-    except (ValueError, KeyError, TypeError):
-        return body[:500].decode(errors="replace") or f"HTTP {status}"
+    return error_message(body, f"HTTP {status}")
 
 
 def _locked(status: int, body: bytes) -> bool:
@@ -123,16 +120,16 @@ class Ironic:
         """Every port's MAC (the PXE filter's full sync), page by page. Only the query of
         `next` is followed: its host is the API's public endpoint, which discoverd may not
         reach."""
-        params = {"fields": "address", "limit": "1000"}
+        base = {"fields": "address", "limit": "1000"}
+        params: dict[str, str] | None = base
         macs: set[str] = set()
-        while True:
+        seen: set[str] = set()
+        while params is not None:
             body = await self.call("GET", "/v1/ports", params=params)
             ports = body.get("ports") or []
             macs.update(str(p["address"]).lower() for p in ports if p.get("address"))
-            following = body.get("next")
-            if not following or not ports:
-                return macs
-            params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(following).query))
+            params = next_query(body.get("next"), base, seen) if ports else None
+        return macs
 
     async def set_boot_device_pxe(self, uuid: str) -> None:
         await self.call("PUT", f"/v1/nodes/{uuid}/management/boot_device",

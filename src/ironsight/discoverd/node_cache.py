@@ -19,7 +19,8 @@ from typing import Any
 from sqlalchemy import and_, bindparam, delete, insert, literal_column, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from ironsight.common.db import Database, utcnow
+from ironsight.common.clock import utcnow
+from ironsight.common.db import Database
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
 from ironsight.common.process import pid_alive
 from ironsight.discoverd import states

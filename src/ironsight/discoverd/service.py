@@ -1,5 +1,6 @@
 """discoverd assembled: its database, the bare-metal API client, node cache, hooks, workers,
-periodic tasks and API."""
+periodic tasks and API. The one place where its parts meet; nothing imports this module but
+the command that runs it."""
 
 from __future__ import annotations
 
@@ -11,15 +12,17 @@ from functools import partial
 
 from starlette.applications import Starlette
 
+from ironsight.common.clock import utcnow
 from ironsight.common.config import Config
 from ironsight.common.db import Database, run_migrations
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import states
 from ironsight.discoverd.api.app import create_app
+from ironsight.discoverd.api.base import DiscoverdDeps
 from ironsight.discoverd.db.models import VERSION_TABLE
-from ironsight.discoverd.introspect import ABORT_MESSAGE, Introspector
+from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import Ironic
-from ironsight.discoverd.node_cache import NodeCache, utcnow
+from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.plugins.base import load_hooks
 from ironsight.discoverd.process import Processor
 from ironsight.discoverd.pxe.service import PxeService
@@ -39,14 +42,16 @@ class DiscoverdService:
                            busy_timeout_ms=conf.database.sqlite_busy_timeout)
         self.cache = NodeCache(self.db)
         self.ironic = Ironic(conf)
-        self.workers = WorkerPool(1000)
+        self.workers = WorkerPool(conf.introspection.workers_pool_size)
         self.pxe = (PxeService.for_discoverd(conf, self.cache, self.ironic)
                     if conf.pxe.enabled else None)
         self.introspector = Introspector(conf, self.cache, self.ironic, self.workers,
                                          on_change=self.pxe.on_change if self.pxe else None)
         self.processor = Processor(conf, self.cache, self.ironic, load_hooks(conf),
                                    self.introspector, self.workers)
-        self.app: Starlette = create_app(self)
+        self.app: Starlette = create_app(
+            DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic),
+            self.pxe.routes() if self.pxe is not None else ())
         self._periodic: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -64,7 +69,7 @@ class DiscoverdService:
             await asyncio.gather(self._periodic, return_exceptions=True)
         if self.pxe is not None:
             await self.pxe.stop()
-        await self.workers.drain(timeout=10)
+        await self.workers.drain(timeout=self.conf.DEFAULT.graceful_shutdown_timeout)
         await self.ironic.close()
         await self.db.close()
 
@@ -124,5 +129,3 @@ class DiscoverdService:
             return
         await self.processor.run_reapply_from_processing(uuid)
 
-
-__all__ = ["ABORT_MESSAGE", "DiscoverdService", "upgrade_database"]

@@ -13,6 +13,7 @@ from sqlalchemy import update
 from ironsight.baremetal import states
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import nodes
+from ironsight.baremetal.drivers.base import InspectOutcome
 from ironsight.baremetal.service import BaremetalService
 
 from .helpers import create_node, fault, manage, wait_for
@@ -38,11 +39,12 @@ async def test_lock_is_exclusive_between_two_acquirers(service: BaremetalService
     node = await create_node(api)
     task = await service.conductor.acquire(node["uuid"])
     try:
-        from ironsight.baremetal.conductor.task import acquire
+        from ironsight.baremetal.conductor.task import TaskManager
         from ironsight.common.exceptions import NodeLocked
 
+        other = TaskManager(service.db, "someone-else:2", service.conductor.workers)
         with pytest.raises(NodeLocked):
-            await acquire(service.db, "someone-else:2", node["uuid"])
+            await other.acquire(node["uuid"], attempts=1)
     finally:
         await task.release()
     assert (await api.get(f"/v1/nodes/{node['uuid']}")).json()["reservation"] is None
@@ -98,10 +100,10 @@ async def test_abort_from_inspect_wait_fails_inspection(api: httpx.AsyncClient,
     node = await create_node(api)
     await manage(api, node["uuid"])
 
-    async def wait_outside(_node: Any) -> str:
-        return states.INSPECTWAIT
+    async def wait_outside(_node: Any) -> InspectOutcome:
+        return InspectOutcome.waiting()
 
-    service.conductor.drivers["fake"].inspect.inspect_hardware = wait_outside  # type: ignore
+    service.conductor.drivers["fake"].inspect.start = wait_outside  # type: ignore
     url = f"/v1/nodes/{node['uuid']}/states/provision"
     await api.put(url, json={"target": "inspect"})
     doc = await wait_for(api, node["uuid"], provision="inspect wait")
@@ -111,8 +113,8 @@ async def test_abort_from_inspect_wait_fails_inspection(api: httpx.AsyncClient,
     assert doc["provision_state"] == "inspect failed"
     assert doc["last_error"] == "Inspection was aborted by request."
     # inspect failed -> inspect again is allowed
-    service.conductor.drivers["fake"].inspect.inspect_hardware = (  # type: ignore
-        lambda _n: asyncio.sleep(0, states.MANAGEABLE))
+    service.conductor.drivers["fake"].inspect.start = (  # type: ignore
+        lambda _n: asyncio.sleep(0, InspectOutcome.done()))
     await api.put(url, json={"target": "inspect"})
     await wait_for(api, node["uuid"], provision="manageable")
 
@@ -122,10 +124,10 @@ async def test_crashing_action_releases_lock_and_records_error(
     node = await create_node(api)
     await manage(api, node["uuid"])
 
-    async def crash(_node: Any) -> str:
+    async def crash(_node: Any) -> InspectOutcome:
         raise RuntimeError("boom")
 
-    service.conductor.drivers["fake"].inspect.inspect_hardware = crash  # type: ignore
+    service.conductor.drivers["fake"].inspect.start = crash  # type: ignore
     await api.put(f"/v1/nodes/{node['uuid']}/states/provision", json={"target": "inspect"})
     doc = await wait_for(api, node["uuid"], provision="inspect failed")
     assert doc["reservation"] is None

@@ -104,7 +104,7 @@ def test_enabled_with_good_client_loads() -> None:
 def test_disabled_skips_the_checks() -> None:
     inspect = DiscoverdInspect(conf_with(enabled="false"))  # no service_url: not checked
     assert inspect.client_lib is None
-    assert inspect.periodic_tasks() == []
+    assert inspect.poll_period == 0  # no status poll
 
 
 def test_disabled_validate_explains_how_to_enable() -> None:
@@ -118,10 +118,10 @@ def test_refusal_is_reported_by_the_loader(tmp_path: Path) -> None:
 
     conf = config.load(overrides={"discoverd": {"enabled": "true"},
                                   "conductor": {"enabled_hardware_types": "fake,pxe_ipmitool"}})
-    loaded, refused = load_drivers(conf)
-    assert "service_url is not set" in refused["pxe_ipmitool"]
-    assert "service_url is not set" in refused["fake"]
-    assert loaded == {}
+    drivers = load_drivers(conf)
+    assert "service_url is not set" in drivers.refused["pxe_ipmitool"]
+    assert "service_url is not set" in drivers.refused["fake"]
+    assert dict(drivers) == {}
 
 
 # --- inspect, poll, abort against a real conductor and database, mocked client ----------------
@@ -210,9 +210,10 @@ async def test_discoverd_down_at_start_fails_inspection(svc: BaremetalService,
 
 
 async def check(svc: BaremetalService) -> int:
-    inspect_iface = svc.conductor.drivers["fake"].inspect
-    assert isinstance(inspect_iface, DiscoverdInspect)
-    return await inspect_iface.check_status(svc.conductor)
+    """One pass of the conductor's discoverd status poll."""
+    (name, _period, poll), = svc.conductor.inspection.poll_tasks()
+    assert name == "discoverd-status"
+    return await poll()
 
 
 async def test_poll_moves_finished_node_to_manageable(svc: BaremetalService,

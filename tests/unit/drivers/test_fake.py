@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ironsight.baremetal import states
-from ironsight.baremetal.drivers.base import NodeContext
+from ironsight.baremetal.drivers.base import InspectOutcome, NodeContext
 from ironsight.baremetal.drivers.fake import FakeInspect, FakeManagement, FakePower
 from ironsight.common import config
 from ironsight.common.exceptions import InvalidParameterValue
@@ -75,7 +75,7 @@ async def test_unknown_boot_device_is_refused() -> None:
 
 
 async def test_inspection_finishes_at_once() -> None:
-    assert await FakeInspect(CONF).inspect_hardware(node()) == states.MANAGEABLE
+    assert await FakeInspect(CONF).start(node()) == InspectOutcome.done()
 
 
 def test_validate_accepts_any_driver_info() -> None:

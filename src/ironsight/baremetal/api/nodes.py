@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.routing import Route
 
 from ironsight.baremetal import states
 from ironsight.baremetal.api import schemas, views
-from ironsight.baremetal.api.base import (
-    Ctx,
-    endpoint,
-    links,
-    parse_bool,
-    parse_limit,
-    parse_sort,
-)
-from ironsight.baremetal.db import api as dbapi
-from ironsight.baremetal.db.models import INTERFACE_FIELDS, nodes
+from ironsight.baremetal.api.base import Ctx, links, parse_bool, parse_limit, parse_sort
+from ironsight.baremetal.interfaces import INTERFACE_FIELDS
+from ironsight.common.api.endpoint import endpoint
+from ironsight.common.api.pagination import next_link
 from ironsight.common.exceptions import Invalid, InvalidParameterValue, NotAcceptable
 
 _LIST_PARAMS = {"fields", "limit", "marker", "sort_key", "sort_dir", "driver",
@@ -28,18 +21,16 @@ _SORT_KEYS = {"id", "uuid", "name", "driver", "provision_state", "power_state", 
               "updated_at", "provision_updated_at", "maintenance", "instance_uuid"}
 _DICT_FIELDS = ("driver_info", "properties", "extra", "instance_info")
 _PATCHABLE = {"name", "driver", *_DICT_FIELDS, "instance_uuid", *INTERFACE_FIELDS}
-# States in which a node may be deleted (no action of ours is under way).
-_DELETABLE = (states.ENROLL, states.MANAGEABLE, states.AVAILABLE, states.INSPECTFAIL)
 
 # Provision verbs and the microversion that introduced each.
 _VERB_VERSIONS = {"manage": 4, "provide": 4, "inspect": 6, "abort": 13}
 
 
 def _node_doc(ctx: Ctx, row: dict[str, Any], fields: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    svc = ctx.svc
-    doc = views.node_doc(row, ctx.base_url, fields, svc.secret_keys(row.get("driver")),
-                         ctx.version, svc.conductor_host(row.get("reservation")))
-    return doc
+    conductor = ctx.deps.conductor
+    return views.node_doc(row, ctx.base_url, fields,
+                          conductor.drivers.secret_keys(row.get("driver")), ctx.version,
+                          conductor.host)
 
 
 def _full_doc(ctx: Ctx, row: dict[str, Any]) -> dict[str, Any]:
@@ -56,9 +47,8 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
     if fields is not None and detail:
         raise Invalid("Can not specify ?detail=True and fields in the same request.")
     shown = tuple(fields) if fields else (views.NODE_FIELDS if detail else views.NODE_LIST_FIELDS)
-    columns = [nodes.c[c] for c in sorted(views.node_columns_for(shown) | {"id", "driver",
-                                                                          "reservation"})]
-    limit = parse_limit(params.get("limit"), ctx.svc.conf.api.max_limit)
+    columns = views.node_columns_for(shown) | {"driver", "reservation"}
+    limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
     sort_key, sort_dir = parse_sort(params, _SORT_KEYS)
     filters: dict[str, Any] = {}
     for key in ("driver", "provision_state", "instance_uuid"):
@@ -67,17 +57,14 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
     for key in ("maintenance", "associated", "reserved"):
         if key in params:
             filters[key] = parse_bool(key, params[key])
-    async with ctx.svc.db.read() as conn:
-        rows = await dbapi.list_nodes(conn, columns=columns, filters=filters, limit=limit,
-                                      marker=params.get("marker"), sort_key=sort_key,
-                                      sort_dir=sort_dir)
-    docs = [_node_doc(ctx, r, shown) for r in rows]
-    body: dict[str, Any] = {"nodes": docs}
+    rows = await ctx.deps.records.list_nodes(columns=columns, filters=filters, limit=limit,
+                                             marker=params.get("marker"), sort_key=sort_key,
+                                             sort_dir=sort_dir)
+    body: dict[str, Any] = {"nodes": [_node_doc(ctx, r, shown) for r in rows]}
     if rows and len(rows) == limit:
-        query = {k: v for k, v in params.items() if k != "marker"}
-        query.update(limit=str(limit), marker=rows[-1]["uuid"])
         path = "v1/nodes/detail" if detail and "detail" not in params else "v1/nodes"
-        body["next"] = f"{ctx.base_url}/{path}?{urlencode(query)}"
+        body["next"] = next_link(ctx.base_url, path, params, limit=limit,
+                                 marker=rows[-1]["uuid"])
     return 200, body
 
 
@@ -97,15 +84,8 @@ async def create_node(ctx: Ctx) -> Any:
     if not isinstance(body, dict):
         raise Invalid("Request body must be a JSON object describing the node.")
     data = schemas.NodeCreate.model_validate(body)
-    values = data.model_dump(exclude_none=True)
-    ctx.svc.check_driver(values["driver"], values)
     initial = states.ENROLL if ctx.at_least(11) else states.AVAILABLE
-    values.update(provision_state=initial, power_state=None, maintenance=False,
-                  provision_updated_at=dbapi.utcnow(), driver_internal_info={})
-    async with ctx.svc.db.begin() as conn:
-        row = await dbapi.create_node(conn, values)
-        await dbapi.add_history(conn, row["id"], f"Node created with driver {row['driver']}",
-                                conductor=ctx.svc.conductor.name)
+    row = await ctx.deps.records.create_node(data.model_dump(exclude_none=True), initial)
     doc = _full_doc(ctx, row)
     return 201, doc, {"Location": f"{ctx.base_url}/v1/nodes/{row['uuid']}"}
 
@@ -114,8 +94,7 @@ async def create_node(ctx: Ctx) -> Any:
 async def show_node(ctx: Ctx) -> Any:
     params = ctx.query({"fields"})
     fields = views.parse_fields(params.get("fields"), views.NODE_FIELDS)
-    async with ctx.svc.db.read() as conn:
-        row = await dbapi.get_node(conn, ctx.request.path_params["node"])
+    row = await ctx.deps.records.get_node(ctx.param("node"))
     if fields:
         return 200, _node_doc(ctx, row, fields)
     return 200, _full_doc(ctx, row)
@@ -124,44 +103,20 @@ async def show_node(ctx: Ctx) -> Any:
 @endpoint
 async def patch_node(ctx: Ctx) -> Any:
     ops = await ctx.body()
-    ident = ctx.request.path_params["node"]
-    task = await ctx.svc.conductor.acquire(ident)
-    try:
-        row = task.node
-        current = {k: row[k] for k in _PATCHABLE}
-        patched = schemas.apply_patch(current, ops, _PATCHABLE)
+
+    def change(row: dict[str, Any]) -> dict[str, Any]:
+        patched = schemas.apply_patch({k: row[k] for k in _PATCHABLE}, ops, _PATCHABLE)
         for key in _DICT_FIELDS:
             if patched.get(key) is None:
                 patched[key] = {}
-        data = schemas.NodeFields.model_validate(patched)
-        new = data.model_dump()
-        if new["driver"] != row["driver"]:
-            for key in INTERFACE_FIELDS:  # the new hardware type's own, unless patched too
-                if new[key] == row[key]:
-                    new[key] = None
-            ctx.svc.check_driver(new["driver"], new)
-        changes = {k: v for k, v in new.items() if v != row[k]}
-        if changes:
-            event = "Node updated: " + ", ".join(sorted(changes))
-            await task.save(event, event_type="update", release=True, **changes)
-        return 200, _full_doc(ctx, task.node)
-    finally:
-        await task.release()
+        return schemas.NodeFields.model_validate(patched).model_dump()
+
+    return 200, _full_doc(ctx, await ctx.deps.records.update_node(ctx.param("node"), change))
 
 
 @endpoint
 async def delete_node(ctx: Ctx) -> Any:
-    task = await ctx.svc.conductor.acquire(ctx.request.path_params["node"])
-    try:
-        state = task.node["provision_state"]
-        if state not in _DELETABLE:
-            raise Invalid(f"Node {task.uuid} can not be deleted while it is in provision state "
-                          f"\"{state}\"; abort or wait for the current action first.")
-        async with ctx.svc.db.begin() as conn:
-            await dbapi.delete_node(conn, task.node["id"])
-        task.released = True  # the row (and its reservation) are gone
-    finally:
-        await task.release()
+    await ctx.deps.records.delete_node(ctx.param("node"))
     return 204, None
 
 
@@ -170,8 +125,7 @@ async def delete_node(ctx: Ctx) -> Any:
 
 @endpoint
 async def get_states(ctx: Ctx) -> Any:
-    async with ctx.svc.db.read() as conn:
-        row = await dbapi.get_node(conn, ctx.request.path_params["node"])
+    row = await ctx.deps.records.get_node(ctx.param("node"))
     return 200, {
         "power_state": row["power_state"], "target_power_state": row["target_power_state"],
         "provision_state": views.shown_state(row["provision_state"], ctx.version),
@@ -184,13 +138,13 @@ async def get_states(ctx: Ctx) -> Any:
 
 
 def _states_location(ctx: Ctx) -> dict[str, str]:
-    return {"Location": f"{ctx.base_url}/v1/nodes/{ctx.request.path_params['node']}/states"}
+    return {"Location": f"{ctx.base_url}/v1/nodes/{ctx.param('node')}/states"}
 
 
 @endpoint
 async def set_power_state(ctx: Ctx) -> Any:
     body = schemas.PowerTarget.model_validate(await ctx.body())
-    await ctx.svc.conductor.change_power_state(ctx.request.path_params["node"], body.target)
+    await ctx.deps.conductor.change_power_state(ctx.param("node"), body.target)
     return 202, None, _states_location(ctx)
 
 
@@ -204,7 +158,7 @@ async def set_provision_state(ctx: Ctx) -> Any:
     body = schemas.ProvisionTarget.model_validate(raw)
     if not ctx.at_least(_VERB_VERSIONS[body.target]):
         raise NotAcceptable("Request not acceptable.")
-    await ctx.svc.conductor.do_provision_action(ctx.request.path_params["node"], body.target)
+    await ctx.deps.conductor.do_provision_action(ctx.param("node"), body.target)
     return 202, None, _states_location(ctx)
 
 
@@ -213,7 +167,7 @@ async def set_provision_state(ctx: Ctx) -> Any:
 
 @endpoint
 async def get_boot_device(ctx: Ctx) -> Any:
-    return 200, await ctx.svc.conductor.get_boot_device(ctx.request.path_params["node"])
+    return 200, await ctx.deps.conductor.get_boot_device(ctx.param("node"))
 
 
 @endpoint
@@ -225,25 +179,19 @@ async def set_boot_device(ctx: Ctx) -> Any:
         raw = {"boot_device": params["boot_device"],
                "persistent": parse_bool("persistent", params.get("persistent", "false"))}
     body = schemas.BootDevice.model_validate(raw)
-    await ctx.svc.conductor.set_boot_device(ctx.request.path_params["node"], body.boot_device,
+    await ctx.deps.conductor.set_boot_device(ctx.param("node"), body.boot_device,
                                             body.persistent)
     return 204, None
 
 
 @endpoint
 async def supported_boot_devices(ctx: Ctx) -> Any:
-    devices = await ctx.svc.conductor.supported_boot_devices(ctx.request.path_params["node"])
+    devices = await ctx.deps.conductor.supported_boot_devices(ctx.param("node"))
     return 200, {"supported_boot_devices": devices}
 
 
 async def _set_maintenance(ctx: Ctx, on: bool, reason: str | None) -> Any:
-    task = await ctx.svc.conductor.acquire(ctx.request.path_params["node"])
-    try:
-        text = f"Maintenance {'set' if on else 'unset'}" + (f": {reason}" if reason else "")
-        await task.save(text, event_type="maintenance", maintenance=on,
-                        maintenance_reason=reason if on else None)
-    finally:
-        await task.release()
+    await ctx.deps.records.set_maintenance(ctx.param("node"), on, reason)
     return 202, None
 
 
@@ -261,18 +209,15 @@ async def delete_maintenance(ctx: Ctx) -> Any:
 
 @endpoint
 async def validate_node(ctx: Ctx) -> Any:
-    async with ctx.svc.db.read() as conn:
-        row = await dbapi.get_node(conn, ctx.request.path_params["node"])
-    return 200, await ctx.svc.conductor.validate(row)
+    row = await ctx.deps.records.get_node(ctx.param("node"))
+    return 200, ctx.deps.conductor.validate(row)
 
 
 @endpoint
 async def node_history(ctx: Ctx) -> Any:
     params = ctx.query({"detail", "limit", "marker"})
     detail = parse_bool("detail", params.get("detail", "false"))
-    async with ctx.svc.db.read() as conn:
-        row = await dbapi.get_node(conn, ctx.request.path_params["node"])
-        events = await dbapi.list_history(conn, row["id"])
+    row, events = await ctx.deps.records.history(ctx.param("node"))
     return 200, {"history": [views.history_doc(e, ctx.base_url, row["uuid"], detail)
                              for e in events]}
 

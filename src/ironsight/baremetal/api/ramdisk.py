@@ -1,5 +1,6 @@
 """`POST /v1/continue_inspection`: newer ramdisks (ironic-python-agent without a callback URL)
-post their report to the bare-metal API; it is handed to discoverd, which owns processing."""
+post their report to the bare-metal API; the conductor hands it to discoverd, which owns
+processing."""
 
 from __future__ import annotations
 
@@ -7,33 +8,22 @@ from typing import Any
 
 from starlette.routing import Route
 
-from ironsight.baremetal.api.base import Ctx, endpoint
-from ironsight.baremetal.drivers.discoverd_inspect import DiscoverdDisabled, DiscoverdInspect
-from ironsight.common.exceptions import Invalid, IronsightError
-from ironsight.common.http import read_json
-
-
-def _discoverd(ctx: Ctx) -> DiscoverdInspect:
-    for driver in ctx.svc.conductor.drivers.values():
-        if isinstance(driver.inspect, DiscoverdInspect) and driver.inspect.enabled:
-            return driver.inspect
-    raise DiscoverdDisabled()
+from ironsight.baremetal.api.base import Ctx
+from ironsight.common.api.body import read_json
+from ironsight.common.api.endpoint import endpoint
+from ironsight.common.exceptions import Invalid
 
 
 @endpoint
 async def continue_inspection(ctx: Ctx) -> Any:
     ctx.query({"node_uuid"})  # accepted for compatibility; discoverd looks the node up itself
-    inspect = _discoverd(ctx)
-    conf = ctx.svc.conf
-    data = await read_json(ctx.request,
-                           conf.api.max_body_size + conf.introspection.max_logs_size)
+    conf = ctx.deps.conf
+    data = await read_json(ctx.request, conf.api.max_body_size + conf.introspection.max_logs_size,
+                           conf.api.max_json_depth)
     if not isinstance(data, dict):
         raise Invalid("The ramdisk data must be a JSON object")
-    try:
-        result = await inspect.client().continue_inspection(data)
-    except inspect.client_lib.ClientError as exc:  # type: ignore[union-attr]
-        raise IronsightError(exc.message, code=exc.status_code or 503) from None
-    return 202, {"uuid": result.get("uuid") if isinstance(result, dict) else None}
+    result = await ctx.deps.conductor.continue_inspection(data)
+    return 202, {"uuid": result.get("uuid")}
 
 
 routes = [Route("/v1/continue_inspection", continue_inspection, methods=["POST"])]

@@ -6,13 +6,15 @@ from typing import Any
 
 from starlette.routing import Route
 
-from ironsight.baremetal.api.base import MAX_VERSION, MIN_VERSION, Ctx, endpoint, fmt, link, links
+from ironsight.baremetal.api.base import VERSIONS, Ctx, link, links
+from ironsight.common.api.endpoint import endpoint
+from ironsight.common.api.versions import fmt
 from ironsight.common.exceptions import NotFound
 
 
 def _version_doc(ctx: Ctx) -> dict[str, Any]:
     return {"id": "v1", "links": [link(ctx.base_url, "v1/")], "status": "CURRENT",
-            "min_version": fmt(MIN_VERSION), "version": fmt(MAX_VERSION)}
+            "min_version": fmt(VERSIONS.minimum), "version": fmt(VERSIONS.maximum)}
 
 
 @endpoint
@@ -39,16 +41,16 @@ async def v1(ctx: Ctx) -> Any:
 
 
 def _driver_doc(ctx: Ctx, name: str, detail: bool) -> dict[str, Any]:
-    svc = ctx.svc
-    loaded = name in svc.conductor.drivers
-    doc: dict[str, Any] = {"name": name, "hosts": [svc.conf.DEFAULT.host] if loaded else [],
+    drivers = ctx.deps.conductor.drivers
+    loaded = name in drivers
+    doc: dict[str, Any] = {"name": name, "hosts": [ctx.deps.conductor.host] if loaded else [],
                            "type": "dynamic",
                            "links": links(ctx.base_url, f"drivers/{name}"),
                            "properties": links(ctx.base_url, f"drivers/{name}/properties")}
     if not loaded:
-        doc["load_error"] = svc.conductor.refused.get(name)
+        doc["load_error"] = drivers.refused.get(name)
     if detail and loaded:
-        drv = svc.conductor.drivers[name]
+        drv = drivers[name]
         for iface, value in drv.interface_names().items():
             doc[f"default_{iface}_interface"] = value
             doc[f"enabled_{iface}_interfaces"] = [value]
@@ -59,13 +61,15 @@ def _driver_doc(ctx: Ctx, name: str, detail: bool) -> dict[str, Any]:
 async def list_drivers(ctx: Ctx) -> Any:
     params = ctx.query({"type", "detail"})
     detail = params.get("detail", "false").lower() in ("1", "true", "yes")
-    names = sorted(set(ctx.svc.conductor.drivers) | set(ctx.svc.conductor.refused))
+    drivers = ctx.deps.conductor.drivers
+    names = sorted(set(drivers) | set(drivers.refused))
     return 200, {"drivers": [_driver_doc(ctx, n, detail) for n in names]}
 
 
 def _known(ctx: Ctx) -> str:
-    name = ctx.request.path_params["driver"]
-    if name not in ctx.svc.conductor.drivers and name not in ctx.svc.conductor.refused:
+    name = ctx.param("driver")
+    drivers = ctx.deps.conductor.drivers
+    if name not in drivers and name not in drivers.refused:
         raise NotFound(f"Could not find the following driver(s) or hardware type(s): {name}.")
     return name
 
@@ -78,7 +82,7 @@ async def show_driver(ctx: Ctx) -> Any:
 @endpoint
 async def driver_properties(ctx: Ctx) -> Any:
     name = _known(ctx)
-    drv = ctx.svc.conductor.drivers.get(name)
+    drv = ctx.deps.conductor.drivers.get(name)
     return 200, drv.properties() if drv else {}
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.api.base import links
-from ironsight.baremetal.db.models import INTERFACE_FIELDS
+from ironsight.baremetal.interfaces import INTERFACE_FIELDS
 
 MASK = "******"
 _SECRET_HINTS = ("password", "secret", "token", "key_contents", "private_key")

@@ -1,30 +1,29 @@
-"""The conductor: runs actions on nodes under their lock, long ones in the worker pool.
+"""The conductor: actions on nodes under their lock, long ones in the worker pool.
 
 The API calls these methods directly (same process, same event loop). Because locks live in
-the database, any replica's API may act on any node; no RPC bus is needed.
+the database, any replica's API may act on any node; no RPC bus is needed. The conductor owns
+the state machine, the locks, the history and every statement; drivers only talk to
+hardware (or to discoverd) and get a `NodeContext`, never the lock.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 from ironsight.baremetal import states
-from ironsight.baremetal.conductor.task import NodeTask, acquire
-from ironsight.baremetal.db import api as dbapi
-from ironsight.baremetal.drivers.base import BOOT_DEVICES, Driver, NodeContext
+from ironsight.baremetal.conductor.inspection import Inspection
+from ironsight.baremetal.conductor.records import Records
+from ironsight.baremetal.conductor.task import NodeTask, TaskManager
+from ironsight.baremetal.drivers.base import BOOT_DEVICES, NodeContext
+from ironsight.baremetal.drivers.loader import DriverSet
 from ironsight.common.config import Config
 from ironsight.common.db import Database
 from ironsight.common.exceptions import (
     InvalidParameterValue,
     InvalidStateRequested,
     IronsightError,
-    NodeLocked,
-    NotFound,
-    UnsupportedDriverExtension,
 )
 from ironsight.common.workers import WorkerPool
 
@@ -32,6 +31,9 @@ LOG = logging.getLogger(__name__)
 
 POWER_TARGETS = (states.POWER_ON, states.POWER_OFF, states.REBOOT)
 POWER_ERROR_PREFIX = "Failed to change power state to"
+# The interfaces `GET /v1/nodes/{node}/validate` reports on, as Ironic lists them.
+VALIDATED_INTERFACES = ("boot", "console", "deploy", "inspect", "management", "power", "raid",
+                        "rescue", "storage", "network", "bios")
 
 
 def conductor_name(conf: Config) -> str:
@@ -40,75 +42,28 @@ def conductor_name(conf: Config) -> str:
 
 
 class Conductor:
-    def __init__(self, conf: Config, db: Database, drivers: dict[str, Driver],
-                 refused: dict[str, str] | None = None) -> None:
+    def __init__(self, conf: Config, db: Database, drivers: DriverSet) -> None:
         self.conf = conf
         self.db = db
         self.drivers = drivers
-        self.refused = refused or {}
         self.name = conductor_name(conf)
         self.workers = WorkerPool(conf.conductor.workers_pool_size)
+        self.tasks = TaskManager(db, self.name, self.workers)
+        self.records = Records(db, self.tasks, drivers)
+        self.inspection = Inspection(conf, db, self.tasks, drivers)
 
-    # --- locking --------------------------------------------------------------------------
+    @property
+    def host(self) -> str:
+        """What node documents show as their conductor."""
+        return self.conf.DEFAULT.host
 
     async def acquire(self, ident: str) -> NodeTask:
-        return await acquire(self.db, self.name, ident, attempts=3, interval=0.2)
-
-    @asynccontextmanager
-    async def try_acquire(self, ident: str) -> AsyncIterator[NodeTask | None]:
-        """For periodic work: the locked node, or None when it is locked or gone (the next
-        period will see it); the lock is released when the block ends."""
-        try:
-            task = await self.acquire(ident)
-        except (NodeLocked, NotFound):
-            yield None
-            return
-        try:
-            yield task
-        finally:
-            await task.release()
-
-    def driver_for(self, node: dict[str, Any]) -> Driver:
-        driver = self.drivers.get(node["driver"])
-        if driver is None:
-            why = self.refused.get(node["driver"], "not enabled on this conductor")
-            raise InvalidParameterValue(
-                f"No conductor service registered which supports driver {node['driver']}: {why}")
-        return driver
-
-    def _spawn(self, task: NodeTask, fn: Callable[[NodeTask], Awaitable[None]],
-               what: str) -> None:
-        """Hand the locked task to a worker; the worker releases the lock when it ends."""
-
-        async def run() -> None:
-            try:
-                await fn(task)
-            except Exception as exc:
-                LOG.exception("Node %s: %s crashed", task.uuid, what)
-                await self._fail_after_crash(task, f"{what} failed unexpectedly: {exc}")
-            finally:
-                await task.release()
-
-        self.workers.spawn(run, name=f"{what}:{task.uuid}")
-
-    async def _fail_after_crash(self, task: NodeTask, message: str) -> None:
-        """Leave a node that a crashed action was working on in a state an operator can act on."""
-        try:
-            state = task.node["provision_state"]
-            if states.is_allowed(state, "fail"):
-                await task.transition("fail", last_error=message)
-            else:
-                await task.save(message, severity="ERROR", last_error=message,
-                                target_power_state=None)
-        except Exception:
-            LOG.exception("Node %s: could not record the failure", task.uuid)
+        return await self.tasks.acquire(ident)
 
     # --- provisioning ---------------------------------------------------------------------
 
     async def do_provision_action(self, ident: str, verb: str) -> None:
-        task = await self.acquire(ident)
-        spawned = False
-        try:
+        async with self.tasks.locked(ident) as task:
             node = task.node
             state = node["provision_state"]
             if not states.is_allowed(state, verb):
@@ -117,34 +72,18 @@ class Conductor:
                     f'"{node["uuid"]}" while it is in state "{state}".')
             if verb == "manage" and state == states.ENROLL:
                 self.workers.check_free()
-                self.driver_for(node)
+                self.drivers.for_node(node)
                 await task.transition("manage", target=states.MANAGEABLE)
-                self._spawn(task, self._verify, "verify")
-                spawned = True
+                task.spawn(self._verify, "verify")
             elif verb == "inspect":
-                driver = self.driver_for(node)
-                if driver.inspect is None:
-                    raise UnsupportedDriverExtension(
-                        f"Driver {node['driver']} does not support inspection "
-                        "(disabled or not implemented).")
-                driver.inspect.validate(task.context)
-                driver.power.validate(task.context)
-                self.workers.check_free()
-                await task.transition("inspect", target=states.MANAGEABLE,
-                                      inspection_started_at=dbapi.utcnow(),
-                                      inspection_finished_at=None)
-                self._spawn(task, self._inspect, "inspect")
-                spawned = True
+                await self.inspection.begin(task)
             elif verb == "abort":
                 await self._abort(task)
             else:  # manage from inspect failed / available, provide
                 await task.transition(verb, release=True)
-        finally:
-            if not spawned:
-                await task.release()
 
     async def _verify(self, task: NodeTask) -> None:
-        driver = self.driver_for(task.node)
+        driver = self.drivers.for_node(task.node)
         ctx = task.context
         try:
             driver.power.validate(ctx)
@@ -156,31 +95,18 @@ class Conductor:
             return
         await task.transition("done", power_state=power, release=True)
 
-    async def _inspect(self, task: NodeTask) -> None:
-        driver = self.driver_for(task.node)
-        assert driver.inspect is not None
-        try:
-            new_state = await driver.inspect.inspect_hardware(task)
-        except IronsightError as exc:
-            await task.transition("fail", last_error=f"Failed to inspect hardware: {exc}",
-                                  release=True)
-            return
-        if task.released:
-            return  # the interface moved the node on and gave the lock up itself
-        if new_state == states.INSPECTWAIT:
-            await task.transition("wait", target=states.MANAGEABLE, release=True)
-        else:
-            await task.transition("done", inspection_finished_at=dbapi.utcnow(), release=True)
-
     async def _abort(self, task: NodeTask) -> None:
         node = task.node
         if node["provision_state"] != states.INSPECTWAIT:
             raise InvalidStateRequested(
                 f'The requested action "abort" can not be performed on node '
                 f'"{node["uuid"]}" while it is in state "{node["provision_state"]}".')
-        internal = await abort_inspection(self.drivers.get(node["driver"]), task)
+        values = await self.inspection.abort_values(task)
         await task.transition("abort", last_error="Inspection was aborted by request.",
-                              **internal)
+                              release=True, **values)
+
+    async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
+        return await self.inspection.continue_inspection(report)
 
     # --- power and management -------------------------------------------------------------
 
@@ -189,23 +115,17 @@ class Conductor:
             raise InvalidParameterValue(
                 f"target: {target!r} is not a supported power state "
                 f"(one of: {', '.join(POWER_TARGETS)})")
-        task = await self.acquire(ident)
-        spawned = False
-        try:
-            driver = self.driver_for(task.node)
+        async with self.tasks.locked(ident) as task:
+            driver = self.drivers.for_node(task.node)
             driver.power.validate(task.context)
             self.workers.check_free()
             final = states.POWER_ON if target == states.REBOOT else target
             await task.save(f"Power action requested: {target}", event_type="power",
                             target_power_state=final)
-            self._spawn(task, lambda t: self._set_power(t, target), "power")
-            spawned = True
-        finally:
-            if not spawned:
-                await task.release()
+            task.spawn(lambda t: self._set_power(t, target), "power")
 
     async def _set_power(self, task: NodeTask, target: str) -> None:
-        driver = self.driver_for(task.node)
+        driver = self.drivers.for_node(task.node)
         timeout = self.conf.conductor.power_state_change_timeout
         try:
             await driver.power.set_power_state(task.context, target, timeout)
@@ -227,36 +147,31 @@ class Conductor:
         if device not in BOOT_DEVICES:
             raise InvalidParameterValue(
                 f"boot_device: {device!r} is not supported (one of: {', '.join(BOOT_DEVICES)})")
-        task = await self.acquire(ident)
-        try:
-            driver = self.driver_for(task.node)
+        async with self.tasks.locked(ident) as task:
+            driver = self.drivers.for_node(task.node)
             driver.management.validate(task.context)
             await driver.management.set_boot_device(task.context, device, persistent)
             await task.save(f"Boot device set to {device} (persistent={persistent})",
                             event_type="management", release=True)
-        finally:
-            await task.release()
 
     async def get_boot_device(self, ident: str) -> dict[str, Any]:
-        async with self.db.read() as conn:
-            node = await dbapi.get_node(conn, ident)
-        driver = self.driver_for(node)
+        node = await self.records.get_node(ident)
+        driver = self.drivers.for_node(node)
         ctx = NodeContext.of(node)
         driver.management.validate(ctx)
         return await driver.management.get_boot_device(ctx)
 
     async def supported_boot_devices(self, ident: str) -> list[str]:
-        async with self.db.read() as conn:
-            node = await dbapi.get_node(conn, ident)
-        return self.driver_for(node).management.supported_boot_devices(NodeContext.of(node))
+        node = await self.records.get_node(ident)
+        return self.drivers.for_node(node).management.supported_boot_devices(
+            NodeContext.of(node))
 
-    async def validate(self, node: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    def validate(self, node: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """Per-interface validation result, as `GET /v1/nodes/{n}/validate` shows it."""
         result: dict[str, dict[str, Any]] = {}
         driver = self.drivers.get(node["driver"])
         ctx = NodeContext.of(node)
-        for iface in ("boot", "console", "deploy", "inspect", "management", "power", "raid",
-                      "rescue", "storage", "network", "bios"):
+        for iface in VALIDATED_INTERFACES:
             impl = driver.interfaces().get(iface) if driver else None
             if driver is None:
                 result[iface] = {"result": False,
@@ -278,25 +193,7 @@ class Conductor:
         return result
 
     async def stop(self) -> None:
-        await self.workers.drain(timeout=10)
+        await self.workers.drain(timeout=self.conf.DEFAULT.graceful_shutdown_timeout)
         for driver in self.drivers.values():
             if driver.inspect is not None:
                 await driver.inspect.close()
-
-
-async def abort_inspection(driver: Driver | None, task: NodeTask) -> dict[str, Any]:
-    """Let the inspect interface abort what it started elsewhere; returns the node values to
-    save with the state change (e.g. a pending abort to retry)."""
-    aborter = getattr(driver.inspect, "abort", None) if driver and driver.inspect else None
-    if aborter is None:
-        return {}
-    changes = await aborter(task.context) or {}
-    if not changes:
-        return {}
-    internal = dict(task.node.get("driver_internal_info") or {})
-    for key, value in changes.items():
-        if value is None:
-            internal.pop(key, None)
-        else:
-            internal[key] = value
-    return {"driver_internal_info": internal}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import functools
 import logging
 import os
 import socket
@@ -16,7 +15,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select, update
 
 from ironsight.baremetal import states
-from ironsight.baremetal.conductor.manager import Conductor, abort_inspection
+from ironsight.baremetal.conductor.manager import Conductor
 from ironsight.baremetal.conductor.task import NodeTask
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import conductors, nodes
@@ -44,13 +43,8 @@ class PeriodicTasks:
         self._every(conf.check_provision_state_interval, self.check_timeouts, "timeouts")
         if conf.sync_power_state_interval > 0:
             self._every(conf.sync_power_state_interval, self.sync_power_states, "power-sync")
-        seen: set[str] = set()
-        for driver in self.c.drivers.values():
-            for name, interval, fn in (driver.inspect.periodic_tasks() if driver.inspect
-                                       else []):
-                if name not in seen:  # shared by every hardware type using the interface
-                    seen.add(name)
-                    self._every(interval, functools.partial(fn, self.c), name)
+        for name, interval, poll in self.c.inspection.poll_tasks():
+            self._every(interval, poll, name)
 
     def _every(self, interval: float, fn: Callable[[], Awaitable[Any]], name: str) -> None:
         async def loop() -> None:
@@ -154,7 +148,7 @@ class PeriodicTasks:
                 .where(nodes.c.reservation.is_(None), or_(*conds)).limit(500))).all()
         failed = 0
         for uuid, state in rows:
-            async with self.c.try_acquire(uuid) as task:
+            async with self.c.tasks.try_locked(uuid) as task:
                 if task is not None and task.node["provision_state"] == state:
                     await self._time_out(task, state)
                     failed += 1
@@ -162,15 +156,17 @@ class PeriodicTasks:
 
     async def _time_out(self, task: NodeTask, state: str) -> None:
         if state == states.VERIFYING:
-            await task.transition("fail", last_error="Timeout reached while verifying the node")
+            await task.transition("fail", last_error="Timeout reached while verifying the node",
+                                  release=True)
             return
         try:
-            internal = await abort_inspection(self.c.drivers.get(task.node["driver"]), task)
+            values = await self.c.inspection.abort_values(task)
         except IronsightError as exc:
             LOG.warning("Node %s: could not abort inspection after timeout: %s", task.uuid, exc)
-            internal = {}
+            values = {}
         await task.transition("fail", last_error="Timeout reached while inspecting the node. "
-                              "Please check the node's history and logs.", **internal)
+                              "Please check the node's history and logs.", release=True,
+                              **values)
 
     # --- power state sync ---------------------------------------------------------------------
 
@@ -193,7 +189,7 @@ class PeriodicTasks:
         sem = asyncio.Semaphore(8)
 
         async def one(uuid: str) -> None:
-            async with sem, self.c.try_acquire(uuid) as task:
+            async with sem, self.c.tasks.try_locked(uuid) as task:
                 if task is not None:
                     await self._sync_one(task)
 
@@ -201,17 +197,17 @@ class PeriodicTasks:
         return len(uuids)
 
     async def _sync_one(self, task: NodeTask) -> None:
-        driver = self.c.driver_for(task.node)
+        driver = self.c.drivers.for_node(task.node)
         now = time.time()
         try:
             state = await driver.power.get_power_state(task.context)
         except IronsightError as exc:
             LOG.warning("Node %s: power state sync failed: %s", task.uuid, exc)
-            await task.save(power_synced_at=now)
+            await task.save(power_synced_at=now, release=True)
             return
         if state != task.node["power_state"]:
             await task.save(f"Power state changed outside ironsight: "
                             f"{task.node['power_state']} -> {state}", event_type="power",
-                            power_state=state, power_synced_at=now)
+                            power_state=state, power_synced_at=now, release=True)
         else:
-            await task.save(power_synced_at=now)
+            await task.save(power_synced_at=now, release=True)

@@ -1,4 +1,5 @@
-"""Node locks held as a database reservation, and the task that owns one.
+"""Node locks held as a database reservation, the task that owns one, and the workers that
+run under it (Kilo Ironic's `task_manager.acquire` and `spawn_after`).
 
 A reservation is taken by an atomic conditional UPDATE (`reservation IS NULL`), so any number
 of conductor processes on one PostgreSQL share the work. The lock is released by whoever holds
@@ -10,15 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.drivers.base import NodeContext
 from ironsight.common.db import Database
-from ironsight.common.exceptions import NodeLocked
+from ironsight.common.exceptions import NodeLocked, NotFound
+from ironsight.common.workers import WorkerPool
 
 LOG = logging.getLogger(__name__)
+
+Work = Callable[["NodeTask"], Awaitable[None]]
 
 
 class NodeTask:
@@ -29,6 +35,7 @@ class NodeTask:
         self.owner = owner
         self.node = node
         self.released = False
+        self._spawn: tuple[Work, str] | None = None
 
     @property
     def uuid(self) -> str:
@@ -37,6 +44,11 @@ class NodeTask:
     @property
     def context(self) -> NodeContext:
         return NodeContext.of(self.node)
+
+    def spawn(self, work: Work, what: str) -> None:
+        """Run `work` in a worker once the `locked` block ends without an error; the worker
+        then holds the lock and releases it when it ends (Ironic's `spawn_after`)."""
+        self._spawn = (work, what)
 
     async def save(self, event: str | None = None, *, severity: str = "INFO",
                    event_type: str = "provisioning", release: bool = False,
@@ -73,6 +85,15 @@ class NodeTask:
         LOG.info("Node %s: %s", self.uuid, text)
         return new
 
+    async def fail(self, message: str) -> None:
+        """Leave the node in a state an operator can act on: `fail` where the state machine
+        allows it, else only the error recorded."""
+        if states.is_allowed(self.node["provision_state"], "fail"):
+            await self.transition("fail", last_error=message)
+        else:
+            await self.save(message, severity="ERROR", last_error=message,
+                            target_power_state=None)
+
     async def release(self) -> None:
         if self.released:
             return
@@ -86,16 +107,67 @@ class NodeTask:
         self.node["reservation"] = None
 
 
-async def acquire(db: Database, owner: str, ident: str, *, attempts: int = 1,
-                  interval: float = 0.2) -> NodeTask:
-    """Lock the node or raise NodeLocked (409) / NotFound (404)."""
-    for attempt in range(max(1, attempts)):
-        async with db.begin() as conn:
-            row = await dbapi.reserve_node(conn, ident, owner)
-            if row is None:
-                current = await dbapi.get_node(conn, ident)  # NotFound when it does not exist
-        if row is not None:
-            return NodeTask(db, owner, row)
-        if attempt + 1 < attempts:
-            await asyncio.sleep(interval)
-    raise NodeLocked(current["uuid"], current["reservation"] or "unknown")
+class TaskManager:
+    """Takes node locks for one conductor (`owner`) and runs long work under them."""
+
+    def __init__(self, db: Database, owner: str, workers: WorkerPool) -> None:
+        self.db = db
+        self.owner = owner
+        self.workers = workers
+
+    async def acquire(self, ident: str, *, attempts: int = 3,
+                      interval: float = 0.2) -> NodeTask:
+        """Lock the node or raise NodeLocked (409) / NotFound (404)."""
+        for attempt in range(max(1, attempts)):
+            async with self.db.begin() as conn:
+                row = await dbapi.reserve_node(conn, ident, self.owner)
+                if row is None:
+                    current = await dbapi.get_node(conn, ident)  # NotFound when it is gone
+            if row is not None:
+                return NodeTask(self.db, self.owner, row)
+            if attempt + 1 < attempts:
+                await asyncio.sleep(interval)
+        raise NodeLocked(current["uuid"], current["reservation"] or "unknown")
+
+    @asynccontextmanager
+    async def locked(self, ident: str, *, attempts: int = 3,
+                     interval: float = 0.2) -> AsyncIterator[NodeTask]:
+        """The node, locked for the block. At its end the lock is released, unless the block
+        spawned work and raised nothing: then a worker takes the task over."""
+        task = await self.acquire(ident, attempts=attempts, interval=interval)
+        try:
+            yield task
+        except BaseException:
+            await task.release()
+            raise
+        if task._spawn is None or task.released:
+            await task.release()
+            return
+        work, what = task._spawn
+        self.workers.spawn(lambda: self._run(task, work, what), name=f"{what}:{task.uuid}")
+
+    @asynccontextmanager
+    async def try_locked(self, ident: str) -> AsyncIterator[NodeTask | None]:
+        """For periodic work: the locked node, or None when it is locked or gone (the next
+        period will see it); the lock is released when the block ends."""
+        try:
+            task = await self.acquire(ident)
+        except (NodeLocked, NotFound):
+            yield None
+            return
+        try:
+            yield task
+        finally:
+            await task.release()
+
+    async def _run(self, task: NodeTask, work: Work, what: str) -> None:
+        try:
+            await work(task)
+        except Exception as exc:
+            LOG.exception("Node %s: %s crashed", task.uuid, what)
+            try:
+                await task.fail(f"{what} failed unexpectedly: {exc}")
+            except Exception:
+                LOG.exception("Node %s: could not record the failure", task.uuid)
+        finally:
+            await task.release()

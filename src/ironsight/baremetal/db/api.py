@@ -11,7 +11,8 @@ from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.baremetal.db.models import conductors, history, nodes, ports
-from ironsight.common.db import Conn, utcnow
+from ironsight.common.clock import utcnow
+from ironsight.common.db import Conn
 from ironsight.common.exceptions import Conflict, InvalidParameterValue, NotFound
 from ironsight.common.ids import is_uuid_like, new_uuid
 

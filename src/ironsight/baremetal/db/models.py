@@ -17,13 +17,11 @@ from sqlalchemy import (
     Text,
 )
 
+from ironsight.baremetal.interfaces import INTERFACE_FIELDS
+
 metadata = MetaData()
 
 VERSION_TABLE = "alembic_version_baremetal"
-
-# Interface fields stored per node (Ironic keeps one column per interface).
-INTERFACE_FIELDS = ("boot_interface", "deploy_interface", "inspect_interface",
-                    "management_interface", "power_interface")
 
 nodes = Table(
     "bm_nodes", metadata,

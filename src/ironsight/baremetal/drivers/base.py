@@ -9,15 +9,17 @@ stalls the event loop. Every BMC call is bounded by a timeout and reports failur
 from __future__ import annotations
 
 import abc
-from collections.abc import Awaitable, Callable, Mapping
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
 from ironsight.common.config import Config
-from ironsight.common.exceptions import InvalidParameterValue, MissingParameterValue
-
-if TYPE_CHECKING:
-    from ironsight.baremetal.conductor.task import NodeTask
+from ironsight.common.exceptions import (
+    InvalidParameterValue,
+    MissingParameterValue,
+    UnsupportedDriverExtension,
+)
 
 BOOT_DEVICE_PXE = "pxe"
 BOOT_DEVICE_DISK = "disk"
@@ -98,18 +100,78 @@ class ManagementInterface(BaseInterface):
         """{'boot_device': 'pxe'|'disk'|None, 'persistent': bool|None}"""
 
 
+@dataclass(frozen=True)
+class InspectOutcome:
+    """What an inspect interface tells the conductor about one node. The conductor applies it:
+    the state change, `last_error` and the history belong to the conductor."""
+
+    state: str  # DONE, WAITING or FAILED
+    error: str | None = None  # FAILED: the node's last_error, as the operator reads it
+
+    DONE: ClassVar[str] = "done"
+    WAITING: ClassVar[str] = "waiting"
+    FAILED: ClassVar[str] = "failed"
+
+    @classmethod
+    def done(cls) -> InspectOutcome:
+        return cls(cls.DONE)
+
+    @classmethod
+    def waiting(cls) -> InspectOutcome:
+        return cls(cls.WAITING)
+
+    @classmethod
+    def failed(cls, error: str) -> InspectOutcome:
+        return cls(cls.FAILED, error)
+
+
+@dataclass(frozen=True)
+class WaitingNode:
+    """A node in `inspect wait`, as a status poll sees it."""
+
+    uuid: str
+    waiting_since: dt.datetime | None  # when it entered `inspect wait`
+    inspection_started_at: dt.datetime | None
+
+
 class InspectInterface(BaseInterface):
+    """Inspection of a node's hardware. The interface only talks to what inspects (a
+    service, a BMC); it returns outcomes and never changes the node itself."""
+
     name = "inspect"
+    # An outside service finishes the inspection and acts on the node through the API
+    # meanwhile (boot device, power): the conductor moves the node to `inspect wait` and
+    # releases its lock *before* `start`, and learns the end through `poll`.
+    hands_off: bool = False
+    # Seconds between `poll` passes (one for all nodes of all hardware types using this
+    # interface class); 0: never polled.
+    poll_period: float = 0.0
+    # Whether `continue_inspection` takes ramdisk reports posted to the bare-metal API.
+    accepts_reports: bool = False
 
     @abc.abstractmethod
-    async def inspect_hardware(self, task: NodeTask) -> str:
-        """Start (or run) inspection of the locked node; return the next provision state:
-        'manageable' when done, 'inspect wait' when an outside service finishes it later.
-        An interface may move the node on and release the lock itself (DiscoverdInspect)."""
+    async def start(self, node: NodeContext) -> InspectOutcome:
+        """Inspect, or start inspecting: DONE when finished here, WAITING when the outside
+        service reports later, FAILED with the reason. An IronsightError counts as FAILED."""
 
-    def periodic_tasks(self) -> list[tuple[str, float, Callable[[Any], Awaitable[Any]]]]:
-        """(unique name, interval, coroutine taking the conductor): started once each."""
-        return []
+    async def abort(self, node: NodeContext) -> bool:
+        """Stop what `start` began elsewhere. False when that cannot be reached now: the
+        conductor remembers the node (`pending_abort_key`) and asks again each poll pass."""
+        return True
+
+    async def poll(self, waiting: Sequence[WaitingNode]) -> dict[str, InspectOutcome]:
+        """The outcome of each waiting node whose inspection ended (DONE or FAILED), by
+        UUID; nodes still inspecting are left out. Raising means "ask again next pass"."""
+        return {}
+
+    async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
+        """Hand over a ramdisk's report posted to the bare-metal API (`accepts_reports`)."""
+        raise UnsupportedDriverExtension(f"The {self.name} inspect interface takes no reports.")
+
+    @property
+    def pending_abort_key(self) -> str:
+        """The driver_internal_info key marking an abort that did not reach its service."""
+        return f"{self.name}_abort_pending"
 
     async def close(self) -> None:
         """Release what the interface holds (connections) when the conductor stops."""

@@ -11,6 +11,7 @@ from typing import Any
 from ironsight.baremetal import states
 from ironsight.baremetal.drivers.base import (
     InspectInterface,
+    InspectOutcome,
     ManagementInterface,
     NodeContext,
     PowerInterface,
@@ -63,11 +64,11 @@ class FakeManagement(ManagementInterface):
 
 
 class FakeInspect(InspectInterface):
+    name = "fake"
+
     def validate(self, node: NodeContext) -> None:
         """Anything goes: the fake driver needs no driver_info."""
 
-    name = "fake"
-
-    async def inspect_hardware(self, task: Any) -> str:
+    async def start(self, node: NodeContext) -> InspectOutcome:
         """Inspection 'succeeds' at once, finding nothing."""
-        return states.MANAGEABLE
+        return InspectOutcome.done()

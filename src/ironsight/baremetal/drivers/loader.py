@@ -3,14 +3,47 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Mapping
 from importlib.metadata import entry_points
+from typing import Any
 
 from ironsight.baremetal.drivers.base import Driver, HardwareType
 from ironsight.common.config import Config
-from ironsight.common.exceptions import ConfigError
+from ironsight.common.exceptions import ConfigError, InvalidParameterValue
 
 LOG = logging.getLogger(__name__)
 GROUP = "ironsight.hardware_types"
+
+
+class DriverSet(Mapping[str, Driver]):
+    """The hardware types this conductor runs, by name, and those that refused to load with
+    the reason (shown in `GET /v1/drivers` and in the error of a node that names one)."""
+
+    def __init__(self, loaded: dict[str, Driver], refused: dict[str, str]) -> None:
+        self._loaded = loaded
+        self.refused = refused
+        self._secrets = {name: d.secret_properties() for name, d in loaded.items()}
+
+    def __getitem__(self, name: str) -> Driver:
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded)
+
+    def __len__(self) -> int:
+        return len(self._loaded)
+
+    def for_node(self, node: Mapping[str, Any]) -> Driver:
+        driver = self._loaded.get(node["driver"])
+        if driver is None:
+            why = self.refused.get(node["driver"], "not enabled on this conductor")
+            raise InvalidParameterValue(
+                f"No conductor service registered which supports driver {node['driver']}: {why}")
+        return driver
+
+    def secret_keys(self, name: str | None) -> frozenset[str]:
+        """driver_info keys that hold secrets for this hardware type (masked in answers)."""
+        return self._secrets.get(name or "", frozenset())
 
 
 def available() -> dict[str, HardwareType]:
@@ -20,8 +53,8 @@ def available() -> dict[str, HardwareType]:
     return found
 
 
-def load_drivers(conf: Config) -> tuple[dict[str, Driver], dict[str, str]]:
-    """Instantiate each enabled hardware type; return (loaded, refused-with-reason).
+def load_drivers(conf: Config) -> DriverSet:
+    """Instantiate each enabled hardware type.
 
     A hardware type whose interfaces refuse to load (say, a required tool or client is
     missing) is reported, not fatal: the service runs with the others and says why.
@@ -41,4 +74,4 @@ def load_drivers(conf: Config) -> tuple[dict[str, Driver], dict[str, str]]:
         except Exception as exc:
             LOG.error("Hardware type %s refused to load: %s", name, exc)
             refused[name] = str(exc)
-    return loaded, refused
+    return DriverSet(loaded, refused)

@@ -1,33 +1,24 @@
-"""discoverd's ASGI application."""
+"""discoverd's ASGI application: the inspector's v1 API, built from the common toolkit, plus
+the PXE side's boot-file routes when it runs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from starlette.applications import Starlette
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import Response
+from starlette.routing import BaseRoute
 
-from ironsight.common.exceptions import IronsightError
+from ironsight.common.api.app import ApiSpec
+from ironsight.common.api.app import create_app as build_app
+from ironsight.common.api.errors import inspector_envelope
 from ironsight.discoverd.api import callback, introspection, root
-from ironsight.discoverd.api.base import error_response
-
-if TYPE_CHECKING:
-    from ironsight.discoverd.service import DiscoverdService
+from ironsight.discoverd.api.base import VERSIONS, DiscoverdDeps
 
 
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    message = (f"The resource could not be found: {request.url.path}" if exc.status_code == 404
-               else f"Method {request.method} is not allowed on {request.url.path}"
-               if exc.status_code == 405 else str(exc.detail))
-    return error_response(IronsightError(message, code=exc.status_code), None)
-
-
-def create_app(svc: DiscoverdService) -> Starlette:
-    pxe_routes = svc.pxe.routes() if svc.pxe is not None else []
-    app = Starlette(routes=[*root.routes, *introspection.routes, *callback.routes, *pxe_routes],
-                    exception_handlers={HTTPException: _http_error})
-    app.state.svc = svc
-    return app
+def create_app(deps: DiscoverdDeps, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
+    conf = deps.conf.introspection
+    spec = ApiSpec(versions=VERSIONS, envelope=inspector_envelope,
+                   public_endpoint=conf.public_endpoint, max_body_size=conf.max_body_size,
+                   max_json_depth=conf.max_json_depth)
+    return build_app(spec, deps, [*root.routes, *introspection.routes, *callback.routes,
+                                  *extra_routes])

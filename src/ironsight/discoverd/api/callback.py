@@ -1,5 +1,5 @@
-"""`POST /v1/continue`: the ramdisk's report. Unauthenticated by design (the seed), so it is
-bounded (body and `logs` separately), validated, and only ever touches a node that is under
+"""`POST /v1/continue`: the ramdisk's report. Unauthenticated by design, so it is bounded
+(body and `logs` separately), validated, and only ever touches a node that is under
 introspection and unambiguously matched."""
 
 from __future__ import annotations
@@ -9,28 +9,18 @@ from typing import Any
 
 from starlette.routing import Route
 
+from ironsight.common.api.body import PayloadTooLarge, parse_json, read_body
+from ironsight.common.api.endpoint import endpoint
 from ironsight.common.exceptions import Invalid
-from ironsight.common.http import PayloadTooLarge
-from ironsight.discoverd.api.base import Ctx, endpoint
+from ironsight.discoverd.api.base import Ctx
+
+WHAT = "Ramdisk data"
 
 
 async def _read(ctx: Ctx) -> Any:
-    conf = ctx.svc.conf.introspection
-    limit = conf.max_body_size + conf.max_logs_size
-    declared = ctx.request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"Ramdisk data is {declared} bytes; the limit is {limit}")
-    chunks, size = [], 0
-    async for chunk in ctx.request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLarge(f"Ramdisk data is larger than the limit of {limit} bytes")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
-    try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise Invalid(f"Ramdisk data is not valid JSON: {exc}") from None
+    conf = ctx.deps.conf.introspection
+    raw = await read_body(ctx.request, conf.max_body_size + conf.max_logs_size, WHAT)
+    data = parse_json(raw, conf.max_json_depth, WHAT)
     if not isinstance(data, dict):
         raise Invalid("The ramdisk data must be a JSON object")
     logs = data.get("logs")
@@ -38,16 +28,16 @@ async def _read(ctx: Ctx) -> Any:
     if logs_size > conf.max_logs_size:
         raise PayloadTooLarge(f"Field 'logs' is {logs_size} bytes; the limit is "
                               f"{conf.max_logs_size}")
-    if size - logs_size > conf.max_body_size:
-        raise PayloadTooLarge(f"Ramdisk data without 'logs' is {size - logs_size} bytes; the "
-                              f"limit is {conf.max_body_size}")
+    if len(raw) - logs_size > conf.max_body_size:
+        raise PayloadTooLarge(f"Ramdisk data without 'logs' is {len(raw) - logs_size} bytes; "
+                              f"the limit is {conf.max_body_size}")
     return data
 
 
 @endpoint
 async def continue_(ctx: Ctx) -> Any:
     data = await _read(ctx)
-    return 200, await ctx.svc.processor.process(data)
+    return 200, await ctx.deps.processor.process(data)
 
 
 routes = [Route("/v1/continue", continue_, methods=["POST"])]

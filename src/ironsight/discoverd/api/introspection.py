@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.routing import Route
 
+from ironsight.common.api.body import parse_json, read_body
+from ironsight.common.api.endpoint import endpoint
+from ironsight.common.api.pagination import next_link
 from ironsight.common.exceptions import Invalid
-from ironsight.common.http import PayloadTooLarge
 from ironsight.common.ids import is_uuid_like
 from ironsight.discoverd import states
-from ironsight.discoverd.api.base import Ctx, endpoint
+from ironsight.discoverd.api.base import Ctx
 from ironsight.discoverd.node_cache import Introspection
 
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
@@ -33,10 +33,10 @@ def status_doc(ctx: Ctx, intro: Introspection) -> dict[str, Any]:
 
 async def _uuid(ctx: Ctx) -> str:
     """Path parameter as a node UUID: names are resolved through the bare-metal API."""
-    ident = ctx.request.path_params["node"]
+    ident = ctx.param("node")
     if is_uuid_like(ident):
         return ident.lower()
-    return str((await ctx.svc.ironic.get_node(ident, fields="uuid"))["uuid"])
+    return str((await ctx.deps.ironic.get_node(ident, fields="uuid"))["uuid"])
 
 
 @endpoint
@@ -50,19 +50,19 @@ async def start(ctx: Ctx) -> Any:
             raise Invalid(f"Invalid value for manage_boot: {params['manage_boot']!r} "
                           "(true or false)")
         manage_boot = _BOOLS[raw]
-    await ctx.svc.introspector.start(ctx.request.path_params["node"], manage_boot)
+    await ctx.deps.introspector.start(ctx.param("node"), manage_boot)
     return 202, {}
 
 
 @endpoint
 async def status(ctx: Ctx) -> Any:
-    return 200, status_doc(ctx, await ctx.svc.cache.get(await _uuid(ctx)))
+    return 200, status_doc(ctx, await ctx.deps.cache.get(await _uuid(ctx)))
 
 
 @endpoint
 async def list_statuses(ctx: Ctx) -> Any:
     params = ctx.query({"marker", "limit", "state", "uuid"})
-    max_limit = 1000
+    max_limit = ctx.deps.conf.introspection.max_limit
     try:
         limit = int(params.get("limit", "0"))
     except ValueError:
@@ -77,28 +77,28 @@ async def list_statuses(ctx: Ctx) -> Any:
         raise Invalid(f"Invalid state(s) {', '.join(bad)} (known: {', '.join(states.ALL)})")
     if "uuid" in params:  # ironsight's batched status read (one request for many nodes)
         uuids = [u.strip().lower() for u in params["uuid"].split(",") if u.strip()][:max_limit]
-        found = await ctx.svc.cache.get_many(uuids)
+        found = await ctx.deps.cache.get_many(uuids)
         found = [i for i in found if not wanted or i.state in wanted]
         return 200, {"introspection": [status_doc(ctx, i) for i in found]}
-    found = await ctx.svc.cache.list_recent(limit=limit, marker=params.get("marker"), state=wanted)
+    found = await ctx.deps.cache.list_recent(limit=limit, marker=params.get("marker"), state=wanted)
     body: dict[str, Any] = {"introspection": [status_doc(ctx, i) for i in found]}
     if len(found) == limit:
-        query = {**params, "marker": found[-1].uuid, "limit": str(limit)}
-        body["next"] = f"{ctx.base_url}/v1/introspection?{urlencode(query)}"
+        body["next"] = next_link(ctx.base_url, "v1/introspection", params, limit=limit,
+                                 marker=found[-1].uuid)
     return 200, body
 
 
 @endpoint
 async def abort(ctx: Ctx) -> Any:
     ctx.require(3)
-    await ctx.svc.introspector.abort(await _uuid(ctx))
+    await ctx.deps.introspector.abort(await _uuid(ctx))
     return 202, {}
 
 
 async def _stored(ctx: Ctx, processed: bool) -> Any:
     uuid = await _uuid(ctx)
-    await ctx.svc.cache.get(uuid)  # 404 for an unknown node before "no data"
-    return 200, await ctx.svc.cache.get_data(uuid, processed=processed)
+    await ctx.deps.cache.get(uuid)  # 404 for an unknown node before "no data"
+    return 200, await ctx.deps.cache.get_data(uuid, processed=processed)
 
 
 @endpoint
@@ -117,18 +117,12 @@ async def get_unprocessed(ctx: Ctx) -> Any:
 async def reapply(ctx: Ctx) -> Any:
     ctx.require(4)
     uuid = await _uuid(ctx)
-    body = await ctx.request.body()
+    body = await read_body(ctx.request, ctx.spec.max_body_size)
     data = None
     if body.strip():
         ctx.require(15)
-        limit = ctx.svc.conf.introspection.max_body_size
-        if len(body) > limit:
-            raise PayloadTooLarge(f"Request body is larger than the limit of {limit} bytes")
-        try:
-            data = json.loads(body)
-        except ValueError as exc:
-            raise Invalid(f"Request body is not valid JSON: {exc}") from None
-    await ctx.svc.processor.reapply(uuid, data)
+        data = parse_json(body, ctx.spec.max_json_depth)
+    await ctx.deps.processor.reapply(uuid, data)
     return 202, {}
 
 

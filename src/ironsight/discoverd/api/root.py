@@ -6,12 +6,14 @@ from typing import Any
 
 from starlette.routing import Route
 
-from ironsight.discoverd.api.base import MAX_VERSION, Ctx, endpoint, fmt
+from ironsight.common.api.endpoint import endpoint
+from ironsight.common.api.versions import fmt
+from ironsight.discoverd.api.base import VERSIONS, Ctx
 
 
 @endpoint
 async def root(ctx: Ctx) -> Any:
-    return 200, {"versions": [{"id": fmt(MAX_VERSION), "status": "CURRENT",
+    return 200, {"versions": [{"id": fmt(VERSIONS.maximum), "status": "CURRENT",
                                "links": [{"rel": "self", "href": f"{ctx.base_url}/v1"}]}]}
 
 

@@ -1,0 +1,216 @@
+"""The conductor's side of inspection: the inspect interface talks to whatever inspects
+(discoverd, for `DiscoverdInspect`) and returns outcomes; this module owns the rest — the
+state machine, the node lock, the history and every statement.
+
+- `begin`, under the lock of an `inspect` request: checks, `inspecting`, then a worker.
+- The worker (`_run`): a hands-off interface gets the node in `inspect wait` with its lock
+  released *before* `start` (the outside service acts on the node through the API, so it must
+  not find it locked: the seed's rule); any other interface runs under the lock.
+- `poll`: one periodic pass per interface class, for all nodes of all hardware types using it:
+  aborts that did not reach their service are retried, then the waiting nodes' outcomes are
+  read in one call and applied.
+- `abort_values`: an operator's abort and the `inspect wait` timeout abort in the outside
+  service too, so that the node is powered off and its PXE access closed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sqlalchemy import select
+
+from ironsight.baremetal import states
+from ironsight.baremetal.conductor.task import NodeTask, TaskManager
+from ironsight.baremetal.db import api as dbapi
+from ironsight.baremetal.db.models import nodes
+from ironsight.baremetal.drivers.base import (
+    InspectInterface,
+    InspectOutcome,
+    NodeContext,
+    WaitingNode,
+)
+from ironsight.baremetal.drivers.loader import DriverSet
+from ironsight.common.config import Config
+from ironsight.common.db import Database
+from ironsight.common.exceptions import (
+    DiscoverdDisabled,
+    IronsightError,
+    UnsupportedDriverExtension,
+)
+
+LOG = logging.getLogger(__name__)
+
+# How long a failure found after the lock was given up waits for the lock again (discoverd
+# may hold it briefly for the boot device or a reboot).
+RELOCK_ATTEMPTS = 50
+RELOCK_INTERVAL = 0.1
+
+PollTask = tuple[str, float, Callable[[], Awaitable[int]]]
+
+
+class Inspection:
+    def __init__(self, conf: Config, db: Database, tasks: TaskManager,
+                 drivers: DriverSet) -> None:
+        self.conf = conf
+        self.db = db
+        self.tasks = tasks
+        self.drivers = drivers
+
+    # --- starting -------------------------------------------------------------------------
+
+    async def begin(self, task: NodeTask) -> None:
+        driver = self.drivers.for_node(task.node)
+        if driver.inspect is None:
+            raise UnsupportedDriverExtension(
+                f"Driver {task.node['driver']} does not support inspection "
+                "(disabled or not implemented).")
+        driver.inspect.validate(task.context)
+        driver.power.validate(task.context)
+        self.tasks.workers.check_free()
+        await task.transition("inspect", target=states.MANAGEABLE,
+                              inspection_started_at=dbapi.utcnow(), inspection_finished_at=None)
+        task.spawn(self._run, "inspect")
+
+    async def _run(self, task: NodeTask) -> None:
+        iface = self.drivers.for_node(task.node).inspect
+        assert iface is not None
+        node = task.context
+        if iface.hands_off:
+            await task.transition("wait", target=states.MANAGEABLE, release=True)
+        outcome = await _start(iface, node)
+        if iface.hands_off:
+            if outcome.state == InspectOutcome.FAILED:
+                await self._fail_unlocked(task, outcome.error or "inspection failed")
+            else:
+                LOG.info("Node %s: inspection started (%s)", task.uuid, iface.name)
+            return
+        await self._apply(task, outcome)
+
+    async def _apply(self, task: NodeTask, outcome: InspectOutcome) -> None:
+        if outcome.state == InspectOutcome.FAILED:
+            await task.transition("fail", last_error=outcome.error, release=True)
+        elif outcome.state == InspectOutcome.WAITING:
+            await task.transition("wait", target=states.MANAGEABLE, release=True)
+        else:
+            await task.transition("done", inspection_finished_at=dbapi.utcnow(), release=True)
+
+    async def _fail_unlocked(self, task: NodeTask, message: str) -> None:
+        """A failure found after the lock was given up: take it again (bounded), then move
+        the node on, unless something else moved it meanwhile."""
+        LOG.error("Node %s: %s", task.uuid, message)
+        try:
+            async with self.tasks.locked(task.uuid, attempts=RELOCK_ATTEMPTS,
+                                         interval=RELOCK_INTERVAL) as again:
+                if again.node["provision_state"] == states.INSPECTWAIT:
+                    await again.transition("fail", last_error=message, release=True)
+        except IronsightError as exc:
+            LOG.error("Node %s: could not record the failure (%s); the inspect wait timeout "
+                      "will end it", task.uuid, exc)
+
+    # --- aborting -------------------------------------------------------------------------
+
+    async def abort_values(self, task: NodeTask) -> dict[str, Any]:
+        """Abort in the outside service; the node values to save with the state change: an
+        abort that could not reach it is remembered, so a late report cannot touch the
+        node and the poll asks again."""
+        driver = self.drivers.get(task.node["driver"])
+        iface = driver.inspect if driver is not None else None
+        if iface is None:
+            return {}
+        reached = await iface.abort(task.context)
+        internal = dict(task.node.get("driver_internal_info") or {})
+        if reached:
+            if iface.pending_abort_key not in internal:
+                return {}
+            del internal[iface.pending_abort_key]
+        else:
+            internal[iface.pending_abort_key] = True
+        return {"driver_internal_info": internal}
+
+    # --- polling ----------------------------------------------------------------------------
+
+    def poll_tasks(self) -> list[PollTask]:
+        """One periodic pass per inspect interface class that asks to be polled."""
+        groups: dict[type[InspectInterface], list[str]] = defaultdict(list)
+        first: dict[type[InspectInterface], InspectInterface] = {}
+        for name, driver in self.drivers.items():
+            iface = driver.inspect
+            if iface is not None and iface.poll_period > 0:
+                groups[type(iface)].append(name)
+                first.setdefault(type(iface), iface)
+        return [(f"{iface.name}-status", iface.poll_period,
+                 self._poller(iface, groups[cls])) for cls, iface in first.items()]
+
+    def _poller(self, iface: InspectInterface, drivers: list[str]
+                ) -> Callable[[], Awaitable[int]]:
+        async def poll() -> int:
+            return await self.poll(iface, drivers)
+        return poll
+
+    async def poll(self, iface: InspectInterface, drivers: list[str]) -> int:
+        """Move the nodes whose inspection ended on; returns how many moved. An outside
+        service that cannot be reached is asked again next pass: it never fails a node."""
+        await self._retry_pending_aborts(iface, drivers)
+        async with self.db.read() as conn:
+            rows = (await conn.execute(
+                select(nodes.c.uuid, nodes.c.provision_updated_at,
+                       nodes.c.inspection_started_at)
+                .where(nodes.c.provision_state == states.INSPECTWAIT,
+                       nodes.c.driver.in_(drivers), nodes.c.reservation.is_(None)))).all()
+        if not rows:
+            return 0
+        try:
+            outcomes = await iface.poll([WaitingNode(*row) for row in rows])
+        except IronsightError as exc:
+            LOG.warning("Cannot get introspection statuses from %s (%s); retrying in %g s",
+                        iface.name, exc, iface.poll_period)
+            return 0
+        moved = 0
+        for uuid, outcome in outcomes.items():
+            async with self.tasks.try_locked(uuid) as task:
+                if task is None or task.node["provision_state"] != states.INSPECTWAIT:
+                    continue  # next pass, or moved on already
+                await self._apply(task, outcome)
+                moved += 1
+        return moved
+
+    async def _retry_pending_aborts(self, iface: InspectInterface, drivers: list[str]) -> None:
+        """`inspect failed` nodes are few, so they are read and filtered here rather than
+        indexed. The service is asked before the node is locked: it may be slow to answer."""
+        async with self.db.read() as conn:
+            rows = (await conn.execute(
+                select(nodes.c.uuid, nodes.c.driver, nodes.c.driver_info, nodes.c.power_state,
+                       nodes.c.name, nodes.c.driver_internal_info)
+                .where(nodes.c.provision_state == states.INSPECTFAIL,
+                       nodes.c.driver.in_(drivers)))).mappings().all()
+        for row in rows:
+            key = iface.pending_abort_key
+            if not (row["driver_internal_info"] or {}).get(key) \
+                    or not await iface.abort(NodeContext.of(row)):
+                continue
+            async with self.tasks.try_locked(row["uuid"]) as task:
+                if task is not None:
+                    internal = dict(task.node["driver_internal_info"] or {})
+                    internal.pop(key, None)
+                    await task.save(f"Abort reached {iface.name}", event_type="inspection",
+                                    release=True, driver_internal_info=internal)
+
+    # --- reports ----------------------------------------------------------------------------
+
+    async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
+        """A ramdisk's report posted to the bare-metal API, handed to the interface that
+        processes reports."""
+        for driver in self.drivers.values():
+            if driver.inspect is not None and driver.inspect.accepts_reports:
+                return await driver.inspect.continue_inspection(report)
+        raise DiscoverdDisabled()
+
+
+async def _start(iface: InspectInterface, node: NodeContext) -> InspectOutcome:
+    try:
+        return await iface.start(node)
+    except IronsightError as exc:
+        return InspectOutcome.failed(f"Failed to inspect hardware: {exc}")

@@ -1,0 +1,180 @@
+"""Nodes and ports as the API reads and changes them.
+
+Every statement the API needs runs here: reads in a read transaction, changes to a node or
+its ports under the node's lock with a history event in the same transaction. The API turns
+HTTP into these calls and documents back; it opens no transaction itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ironsight.baremetal import states
+from ironsight.baremetal.conductor.task import TaskManager
+from ironsight.baremetal.db import api as dbapi
+from ironsight.baremetal.db.models import nodes
+from ironsight.baremetal.drivers.loader import DriverSet
+from ironsight.baremetal.interfaces import INTERFACE_FIELDS
+from ironsight.common.db import Database
+from ironsight.common.exceptions import Invalid, InvalidParameterValue, NotFound
+
+Row = dict[str, Any]
+# The new field values of a node or port, computed from its current row (a JSON patch).
+Change = Callable[[Row], Row]
+
+# States in which a node may be deleted (no action of ours is under way).
+DELETABLE = (states.ENROLL, states.MANAGEABLE, states.AVAILABLE, states.INSPECTFAIL)
+
+
+class Records:
+    def __init__(self, db: Database, tasks: TaskManager, drivers: DriverSet) -> None:
+        self.db = db
+        self.tasks = tasks
+        self.drivers = drivers
+
+    # --- nodes ----------------------------------------------------------------------------
+
+    async def get_node(self, ident: str) -> Row:
+        async with self.db.read() as conn:
+            return await dbapi.get_node(conn, ident)
+
+    async def list_nodes(self, *, columns: Iterable[str], filters: Mapping[str, Any],
+                         limit: int, marker: str | None, sort_key: str,
+                         sort_dir: str) -> list[Row]:
+        wanted = [nodes.c[c] for c in sorted(set(columns) | {"id", "uuid"})]
+        async with self.db.read() as conn:
+            return await dbapi.list_nodes(conn, columns=wanted, filters=dict(filters),
+                                          limit=limit, marker=marker, sort_key=sort_key,
+                                          sort_dir=sort_dir)
+
+    async def create_node(self, values: Row, initial_state: str) -> Row:
+        self.check_driver(values["driver"], values)
+        values.update(provision_state=initial_state, power_state=None, maintenance=False,
+                      provision_updated_at=dbapi.utcnow(), driver_internal_info={})
+        async with self.db.begin() as conn:
+            row = await dbapi.create_node(conn, values)
+            await dbapi.add_history(conn, row["id"], f"Node created with driver {row['driver']}",
+                                    conductor=self.tasks.owner)
+        return row
+
+    async def update_node(self, ident: str, change: Change) -> Row:
+        """Apply `change` to the locked node; a new hardware type brings its own interfaces
+        (unless the change sets them too) and must be one this conductor runs."""
+        async with self.tasks.locked(ident) as task:
+            row = task.node
+            new = change(row)
+            if new["driver"] != row["driver"]:
+                for key in INTERFACE_FIELDS:
+                    if new[key] == row[key]:
+                        new[key] = None
+                self.check_driver(new["driver"], new)
+            changes = {k: v for k, v in new.items() if v != row[k]}
+            if changes:
+                await task.save("Node updated: " + ", ".join(sorted(changes)),
+                                event_type="update", release=True, **changes)
+            return dict(task.node)
+
+    async def delete_node(self, ident: str) -> None:
+        async with self.tasks.locked(ident) as task:
+            state = task.node["provision_state"]
+            if state not in DELETABLE:
+                raise Invalid(f"Node {task.uuid} can not be deleted while it is in provision "
+                              f"state \"{state}\"; abort or wait for the current action first.")
+            async with self.db.begin() as conn:
+                await dbapi.delete_node(conn, task.node["id"])
+            task.released = True  # the row (and its reservation) are gone
+
+    async def set_maintenance(self, ident: str, on: bool, reason: str | None) -> None:
+        async with self.tasks.locked(ident) as task:
+            text = f"Maintenance {'set' if on else 'unset'}" + (f": {reason}" if reason else "")
+            await task.save(text, event_type="maintenance", release=True, maintenance=on,
+                            maintenance_reason=reason if on else None)
+
+    async def history(self, ident: str) -> tuple[Row, list[Row]]:
+        async with self.db.read() as conn:
+            row = await dbapi.get_node(conn, ident)
+            return row, await dbapi.list_history(conn, row["id"])
+
+    def check_driver(self, name: str, values: Row) -> None:
+        """Refuse a node whose driver (or an interface override) this conductor cannot run;
+        fill the interface fields left empty with the hardware type's own."""
+        driver = self.drivers.get(name)
+        if driver is None:
+            why = self.drivers.refused.get(name)
+            reason = f": {why}" if why else ""
+            raise InvalidParameterValue(
+                f"No valid host was found. Reason: No conductor service registered which "
+                f"supports driver {name}{reason}.")
+        names = driver.interface_names()
+        for key, value in values.items():
+            if key.endswith("_interface") and value is not None:
+                iface = key.removesuffix("_interface")
+                expected = names.get(iface)
+                if value != expected:
+                    raise InvalidParameterValue(
+                        f"{key}: interface {value!r} is not enabled for hardware type {name} "
+                        f"(enabled: {expected})")
+        for iface, value in names.items():
+            key = f"{iface}_interface"
+            if key in INTERFACE_FIELDS and not values.get(key):
+                values[key] = value
+
+    # --- ports ----------------------------------------------------------------------------
+
+    async def get_port(self, ident: str) -> Row:
+        async with self.db.read() as conn:
+            return await dbapi.get_port(conn, ident)
+
+    async def list_ports(self, *, node: str | None, node_field: str | None,
+                         filters: Mapping[str, Any], limit: int, marker: str | None,
+                         sort_key: str, sort_dir: str) -> list[Row]:
+        """Ports, of one node when `node` is given: a node that does not exist is a 404
+        (the node is the resource) or, when it came in the request's `node_field`, a 400."""
+        wanted = dict(filters)
+        async with self.db.read() as conn:
+            if node is not None:
+                wanted["node_id"] = await _node_id(conn, node, node_field)
+            return await dbapi.list_ports(conn, filters=wanted, limit=limit, marker=marker,
+                                          sort_key=sort_key, sort_dir=sort_dir)
+
+    async def create_port(self, values: Row, node: str) -> Row:
+        async with self.db.begin() as conn:
+            values["node_id"] = await _node_id(conn, node, "node_uuid")
+            row = await dbapi.create_port(conn, values)
+            await dbapi.add_history(conn, values["node_id"], f"Port {row['address']} created",
+                                    event_type="port", conductor=self.tasks.owner)
+        row["node_uuid"] = node
+        return row
+
+    async def update_port(self, ident: str, change: Change) -> Row:
+        """Apply `change` to the port under its node's lock (moving it to another node
+        included)."""
+        row = await self.get_port(ident)
+        async with self.tasks.locked(row["node_uuid"]):
+            new = change(row)
+            async with self.db.begin() as conn:
+                if new["node_uuid"] != row["node_uuid"]:
+                    new["node_id"] = await _node_id(conn, new["node_uuid"], "node_uuid")
+                changes = {k: v for k, v in new.items() if k != "node_uuid" and v != row.get(k)}
+                if changes:
+                    await dbapi.update_port(conn, row["id"], changes)
+                return await dbapi.get_port(conn, row["uuid"])
+
+    async def delete_port(self, ident: str) -> None:
+        row = await self.get_port(ident)
+        async with self.tasks.locked(row["node_uuid"]), self.db.begin() as conn:
+            await dbapi.delete_port(conn, row["id"])
+            await dbapi.add_history(conn, row["node_id"], f"Port {row['address']} deleted",
+                                    event_type="port", conductor=self.tasks.owner)
+
+
+async def _node_id(conn: Any, ident: str, field: str | None) -> int:
+    try:
+        node = await dbapi.get_node(conn, ident)
+    except NotFound as exc:
+        if field is None:
+            raise
+        # Ironic answers 400 here: the node is a field of the request, not the resource.
+        raise Invalid(f"{field}: {exc}") from None
+    return int(node["id"])

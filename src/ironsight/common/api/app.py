@@ -1,0 +1,65 @@
+"""What makes one service's API, and the ASGI application built from it.
+
+Each service describes its API once (`ApiSpec`: microversions, error envelope, public
+endpoint, body limits) and hands `create_app` its routes and its dependencies: the objects
+its endpoints may use (a conductor, a node cache...). Endpoints then receive those through
+their request context, typed, and never the assembled service. Cross-cutting behaviour for
+both APIs (authentication and TLS later) goes here, once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from ironsight.common.api.errors import Envelope
+from ironsight.common.api.versions import Version, VersionPolicy
+from ironsight.common.exceptions import IronsightError
+
+
+@dataclass(frozen=True)
+class ApiSpec:
+    versions: VersionPolicy
+    envelope: Envelope
+    public_endpoint: str  # base URL of links in answers; empty: taken from each request
+    max_body_size: int
+    max_json_depth: int
+
+
+def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None
+                  ) -> Response:
+    body = json.dumps(data, separators=(",", ":"), default=str).encode()
+    return Response(body, status_code=status, headers=headers, media_type="application/json")
+
+
+def error_response(spec: ApiSpec, exc: IronsightError, version: Version | None) -> Response:
+    return json_response(spec.envelope(exc), status=exc.code,
+                         headers=spec.versions.headers(version))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 (no route) and 405 (no such method), in the service's envelope."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        message = f"The resource could not be found: {request.url.path}"
+    elif exc.status_code == 405:
+        message = f"Method {request.method} is not allowed on {request.url.path}"
+    else:
+        message = str(exc.detail)
+    spec: ApiSpec = request.app.state.spec
+    return error_response(spec, IronsightError(message, code=exc.status_code), None)
+
+
+def create_app(spec: ApiSpec, deps: Any, routes: Sequence[BaseRoute]) -> Starlette:
+    app = Starlette(routes=list(routes), exception_handlers={HTTPException: _http_error})
+    app.state.spec = spec
+    app.state.deps = deps
+    return app

@@ -1,0 +1,102 @@
+"""OpenStack API microversions, negotiated the same way by both services.
+
+A request asks for a version with its service's own header (`X-OpenStack-Ironic-API-Version`,
+`X-OpenStack-Ironic-Inspector-API-Version`) or the generic `OpenStack-API-Version: <service
+type> X.Y`; answers say which one they speak and the supported range. What differs between the
+two services (header names, range, the default for a request that asks none, the error texts
+their clients know) is a `VersionPolicy`, not code.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid as uuidlib
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from ironsight.common.exceptions import Invalid, NotAcceptable
+
+Version = tuple[int, int]
+_VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
+
+
+def fmt(version: Version) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+def parse(raw: str) -> Version | None:
+    """(major, minor) of 'X.Y'; None when malformed."""
+    match = _VERSION_RE.match(raw)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+@dataclass(frozen=True)
+class VersionPolicy:
+    """One service's microversions. The message templates are str.format()ed with `header`,
+    `raw` (what the request asked), `min`, `max` and `minor`."""
+
+    header: str
+    service_type: str
+    minimum: Version
+    maximum: Version
+    # a request without a version header gets the oldest (Ironic) or the newest (inspector)
+    default_is_newest: bool
+    malformed: str
+    unsupported: str
+    too_old: str  # an endpoint or feature newer than the request's version
+    request_ids: bool = False  # answer with openstack-request-id (Ironic does)
+    vary: bool = False
+
+    @property
+    def min_header(self) -> str:
+        return self.header.removesuffix("Version") + "Minimum-Version"
+
+    @property
+    def max_header(self) -> str:
+        return self.header.removesuffix("Version") + "Maximum-Version"
+
+    def requested(self, request: Request) -> str | None:
+        """The version string a request asks for, from either header; None when it asks none."""
+        raw = request.headers.get(self.header)
+        if raw is None:
+            for part in request.headers.get("openstack-api-version", "").split(","):
+                service, _, value = part.strip().partition(" ")
+                if service.lower() == self.service_type:
+                    raw = value
+        return raw.strip() if raw is not None else None
+
+    def negotiate(self, request: Request) -> Version:
+        raw = self.requested(request)
+        if raw is None:
+            return self.maximum if self.default_is_newest else self.minimum
+        if raw.lower() == "latest":
+            return self.maximum
+        version = parse(raw)
+        if version is None:
+            raise Invalid(self.malformed.format(**self._fields(raw)))
+        if not self.minimum <= version <= self.maximum:
+            raise NotAcceptable(self.unsupported.format(**self._fields(raw)))
+        return version
+
+    def require(self, version: Version, minor: int) -> None:
+        if version[1] < minor:
+            raise NotAcceptable(self.too_old.format(minor=minor))
+
+    def headers(self, version: Version | None) -> dict[str, str]:
+        """What every answer carries; `version` is None when negotiation itself failed."""
+        found = {self.min_header: fmt(self.minimum), self.max_header: fmt(self.maximum)}
+        if self.request_ids:
+            request_id = f"req-{uuidlib.uuid4()}"
+            found["openstack-request-id"] = request_id
+            found["x-openstack-request-id"] = request_id
+        if self.vary:
+            found["Vary"] = self.header
+        if version is not None:
+            found[self.header] = fmt(version)
+            found["OpenStack-API-Version"] = f"{self.service_type} {fmt(version)}"
+        return found
+
+    def _fields(self, raw: str) -> dict[str, str]:
+        return {"header": self.header, "raw": raw, "min": fmt(self.minimum),
+                "max": fmt(self.maximum)}
