@@ -14,16 +14,22 @@ import os
 import socket
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ironsight.common import plugins
 from ironsight.common.exceptions import ConfigError
 
+Choices = tuple[str, ...] | Callable[[], tuple[str, ...]]
 
-def opt(default: Any, help: str, *, choices: tuple[str, ...] | None = None,
+
+def opt(default: Any, help: str, *, choices: Choices | None = None,
         minimum: float | None = None, secret: bool = False) -> Any:
-    """A config option: its default and its documentation, in one place."""
+    """A config option: its default and its documentation, in one place. `choices` may be
+    a function, for options naming plugins (whose list is known only when they are
+    installed)."""
     meta = {"help": help, "choices": choices, "minimum": minimum, "secret": secret}
     if isinstance(default, list):
         return field(default_factory=lambda: list(default), metadata=meta)
@@ -180,7 +186,7 @@ class ProcessingSection:
          "capabilities", "ports"], "Processing hooks, run in this order (entry points in "
         "the ironsight.processing_hooks group).")
     overwrite_existing: bool = opt(
-        False, "Overwrite node properties that are already set (the seed's default: only "
+        False, "Overwrite node properties that are already set (the design's default: only "
         "fill missing ones).")
     power_off: bool = opt(True, "Power the node off once its data is processed.")
     add_ports: str = opt("pxe", "Which NICs get a port: all, active (with an IP address), "
@@ -233,8 +239,10 @@ class PxeSection:
 class PxeFilterSection:
     """Which MACs may PXE-boot from discoverd's dnsmasq."""
 
-    driver: str = opt("dnsmasq", "dnsmasq (a dhcp-hostsdir file per MAC), iptables (the "
-                      "seed's method) or noop.", choices=("dnsmasq", "iptables", "noop"))
+    driver: str = opt("dnsmasq", "PXE filter driver (an entry point of the "
+                      "ironsight.pxe_filters group): dnsmasq (a dhcp-hostsdir file per MAC), "
+                      "iptables (the design's method) or noop.",
+                      choices=lambda: plugins.names(plugins.PXE_FILTERS))
     deny_unknown_macs: bool = opt(
         False, "Also refuse MACs the bare-metal service does not know (default: only known "
         "MACs that are not under introspection are refused).")
@@ -301,6 +309,12 @@ class Config:
         return self.state_dir / "ramdisk-logs"
 
 
+def choices_of(meta: Any) -> tuple[str, ...]:
+    """The values an option accepts (empty: any)."""
+    choices = meta.get("choices")
+    return tuple(choices() if callable(choices) else choices or ())
+
+
 def _section_types() -> dict[str, type]:
     """Section name -> its dataclass, in the order of `Config`'s fields."""
     hints = typing.get_type_hints(Config)
@@ -329,8 +343,9 @@ def _convert(raw: str, annotation: Any, where: str, meta: dict[str, Any]) -> Any
         raise ConfigError(f"{where}: bad value {raw!r}: {exc}") from None
     if meta.get("minimum") is not None and value < meta["minimum"]:
         raise ConfigError(f"{where}: {value} is below the minimum {meta['minimum']}")
-    if meta.get("choices") and value not in meta["choices"]:
-        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(meta['choices'])}")
+    allowed = choices_of(meta)
+    if allowed and value not in allowed:
+        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(allowed)}")
     return value
 
 
@@ -391,7 +406,8 @@ def sample() -> str:
         for f in dataclasses.fields(cls):
             meta = f.metadata
             lines.append(f"# {meta['help']}")
-            extra = f" (one of: {', '.join(meta['choices'])})" if meta.get("choices") else ""
+            allowed = choices_of(meta)
+            extra = f" (one of: {', '.join(allowed)})" if allowed else ""
             lines.append(f"# Type: {_type_name(hints[f.name])}{extra}")
             value = getattr(defaults, f.name)
             if isinstance(value, list):

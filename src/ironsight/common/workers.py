@@ -24,7 +24,7 @@ class WorkerPool:
         if len(self._tasks) >= self.size:
             raise NoFreeWorker("No free conductor workers available")
 
-    def spawn(self, fn: Callable[[], Awaitable[None]], name: str,
+    def spawn(self, fn: Callable[[], Awaitable[object]], name: str,
               on_crash: Callable[[Exception], Awaitable[None]] | None = None) -> None:
         """Run `fn` now. Callers check_free() before they change state, so that a full pool
         refuses cleanly; a spawn right after such a check is never refused. `on_crash` lets

@@ -3,7 +3,7 @@
 `start` answers after the checks an operator needs to see at once (node exists, state allows
 it, power interface validates, lookup attributes exist and are not taken); booting the node
 into the ramdisk runs in the background, and any failure there ends the introspection with an
-error. Every bare-metal call goes through `Ironic.call`, which retries on 409 (node locked).
+error. Every bare-metal call retries on 409 (node locked): see ironic.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from ironsight.common.config import Config
 from ironsight.common.exceptions import Invalid, IronsightError
 from ironsight.common.workers import WorkerPool
-from ironsight.discoverd.ironic import Ironic
+from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
 
 LOG = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ async def bmc_addresses(driver_info: dict[str, Any]) -> list[str]:
 
 
 class Introspector:
-    def __init__(self, conf: Config, cache: NodeCache, ironic: Ironic, workers: WorkerPool,
+    def __init__(self, conf: Config, cache: NodeCache, ironic: BareMetal, workers: WorkerPool,
                  on_change: Callable[[], Awaitable[None]] | None = None) -> None:
         self.conf = conf
         self.cache = cache

@@ -28,7 +28,7 @@ from ironsight.common.exceptions import Invalid, IronsightError
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import formats, states
 from ironsight.discoverd.introspect import Introspector
-from ironsight.discoverd.ironic import Ironic
+from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.plugins.base import (
     Changes,
@@ -41,7 +41,7 @@ LOG = logging.getLogger(__name__)
 
 
 class Processor:
-    def __init__(self, conf: Config, cache: NodeCache, ironic: Ironic,
+    def __init__(self, conf: Config, cache: NodeCache, ironic: BareMetal,
                  hooks: list[ProcessingHook], introspector: Introspector,
                  workers: WorkerPool) -> None:
         self.conf = conf
@@ -107,12 +107,13 @@ class Processor:
         if failures:
             raise Invalid("; ".join(failures))
         await self._apply(uuid, ctx.changes)
-        ctx.data["changes"] = {"properties": ctx.changes.properties,
-                               "created_ports": sorted(ctx.changes.create_ports),
-                               "deleted_ports": ctx.changes.delete_ports,
-                               "warnings": ctx.changes.warnings}
+        processed = ctx.processed_data()
+        processed["changes"] = {"properties": ctx.changes.properties,
+                                "created_ports": sorted(ctx.changes.create_ports),
+                                "deleted_ports": ctx.changes.delete_ports,
+                                "warnings": ctx.changes.warnings}
         if self.conf.processing.store_data:
-            await self.cache.store_data(uuid, ctx.data, processed=True)
+            await self.cache.store_data(uuid, processed, processed=True)
         LOG.info("Node %s: properties %s, ports created %s", uuid, ctx.changes.properties,
                  sorted(ctx.changes.create_ports))
 

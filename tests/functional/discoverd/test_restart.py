@@ -70,7 +70,7 @@ async def test_restart_resumes_processing(bm: httpx.AsyncClient, di: httpx.Async
     assert doc["state"] == "finished", doc
     assert (await node(bm, m.uuid))["properties"]["cpus"] == 24
     await settled_power(bm, m.uuid, "power off")
-    assert await new.resume() == 0  # nothing left to take over
+    assert await new.recovery.resume() == 0  # nothing left to take over
 
 
 async def test_restart_resumes_starting(bm: httpx.AsyncClient, di: httpx.AsyncClient,
@@ -149,7 +149,7 @@ async def test_introspection_of_another_host_is_not_taken_over(
     await _set_row(di_service, m.uuid, state="processing", owner="some-other-host:1")
     await _store_raw(di_service, m.uuid, ipa_payload(m))
     new = await discoverds.restart(di_service)
-    assert await new.resume() == 0
+    assert await new.recovery.resume() == 0
     await new.workers.drain(timeout=5)
     assert (await status(di, m.uuid))["state"] == "processing"
 

@@ -34,11 +34,11 @@ async def test_timeout_ends_introspection_and_powers_off(
     other = await make_node(bm)
     await start(di, m.uuid)
     await settled_power(bm, m.uuid, "power on")
-    assert await di_service.clean_up() == []  # not yet
+    assert await di_service.recovery.clean_up() == []  # not yet
     assert (await status(di, m.uuid))["state"] == "waiting"
     await asyncio.sleep(1.1)
     await start(di, other.uuid)  # started within the timeout: left alone
-    assert await di_service.clean_up() == [m.uuid]
+    assert await di_service.recovery.clean_up() == [m.uuid]
     doc = await status(di, m.uuid)
     assert doc["state"] == "error" and doc["finished"] is True
     assert doc["error"] == "Introspection timeout"
@@ -48,7 +48,7 @@ async def test_timeout_ends_introspection_and_powers_off(
     assert resp.status_code == 404  # no longer found
     assert (await status(di, m.uuid))["error"] == "Introspection timeout"
     assert (await status(di, other.uuid))["state"] == "waiting"
-    assert await di_service.clean_up() == []  # ended once
+    assert await di_service.recovery.clean_up() == []  # ended once
 
 
 @pytest.mark.discoverd_conf(introspection={"timeout": "1"})
@@ -61,7 +61,7 @@ async def test_timeout_with_manage_boot_false_leaves_power_alone(
     assert resp.status_code == 202
     await settled_power(bm, m.uuid, "power on")
     await _backdate(di_service, m.uuid, 5)
-    assert await di_service.clean_up() == [m.uuid]
+    assert await di_service.recovery.clean_up() == [m.uuid]
     await di_service.workers.drain(timeout=5)
     await settled_power(bm, m.uuid, "power on")
     assert (await status(di, m.uuid))["error"] == "Introspection timeout"
@@ -73,7 +73,7 @@ async def test_timeout_zero_never_ends_introspections(bm: httpx.AsyncClient,
                                                       di_service: DiscoverdService) -> None:
     m = await make_node(bm)
     await start(di, m.uuid)
-    assert await di_service.clean_up() == []
+    assert await di_service.recovery.clean_up() == []
     assert (await status(di, m.uuid))["state"] == "waiting"
 
 

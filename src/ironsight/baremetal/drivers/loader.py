@@ -1,4 +1,5 @@
-"""Load the enabled hardware types from the `ironsight.hardware_types` entry points."""
+"""Load the enabled hardware types from the `ironsight.hardware_types` entry points (a
+package adds its own by declaring one there)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from ironsight.baremetal.drivers.base import Driver, HardwareType
+from ironsight.common import plugins
 from ironsight.common.config import Config
 from ironsight.common.exceptions import ConfigError, InvalidParameterValue
 
 LOG = logging.getLogger(__name__)
-GROUP = "ironsight.hardware_types"
 
 
 class DriverSet(Mapping[str, Driver]):
@@ -48,7 +49,7 @@ class DriverSet(Mapping[str, Driver]):
 
 def available() -> dict[str, HardwareType]:
     found: dict[str, HardwareType] = {}
-    for ep in entry_points(group=GROUP):
+    for ep in entry_points(group=plugins.HARDWARE_TYPES):
         found[ep.name] = ep.load()
     return found
 

@@ -8,7 +8,7 @@ from ironsight.common.api.endpoint import RequestContext
 from ironsight.common.api.versions import VersionPolicy
 from ironsight.common.config import Config
 from ironsight.discoverd.introspect import Introspector
-from ironsight.discoverd.ironic import Ironic
+from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.process import Processor
 
@@ -30,7 +30,7 @@ class DiscoverdDeps:
     cache: NodeCache
     introspector: Introspector
     processor: Processor
-    ironic: Ironic  # names in paths are resolved to UUIDs through the bare-metal API
+    ironic: BareMetal  # names in paths are resolved to UUIDs through the bare-metal API
 
 
 Ctx = RequestContext[DiscoverdDeps]

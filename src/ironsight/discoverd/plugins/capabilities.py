@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ironsight.discoverd.plugins.base import ProcessingContext, ProcessingHook
+from ironsight.discoverd.plugins.facts import CAPABILITIES, CapabilitySet
 
 
 def parse(value: object) -> dict[str, str]:
@@ -22,6 +23,7 @@ def render(caps: dict[str, str]) -> str:
 
 class Capabilities(ProcessingHook):
     name = "capabilities"
+    provides = (CAPABILITIES,)
 
     def before_update(self, ctx: ProcessingContext) -> None:
         inventory = ctx.inventory
@@ -34,9 +36,9 @@ class Capabilities(ProcessingHook):
             flag, _, cap = entry.partition(":")
             if flag in flags and cap:
                 discovered[cap] = "true"
+        ctx.set(CAPABILITIES, CapabilitySet(discovered))
         if not discovered:
             return
-        ctx.data["capabilities"] = discovered
         current = parse((ctx.node.get("properties") or {}).get("capabilities"))
         merged = dict(current)
         for key, value in discovered.items():

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from ironsight.discoverd.plugins.base import ProcessingContext, ProcessingHook
+from ironsight.discoverd.plugins.facts import INTERFACES
 
 
 class Ports(ProcessingHook):
     name = "ports"
+    requires = (INTERFACES,)
 
     def before_update(self, ctx: ProcessingContext) -> None:
         proc = self.conf.processing
-        boot_mac = ctx.data.get("boot_mac")
+        interfaces = ctx.get(INTERFACES)
+        boot_mac = interfaces.boot_mac
         existing = {str(p["address"]).lower(): p for p in ctx.ports}
-        chosen = {i["mac"] for i in (ctx.data.get("interfaces") or {}).values()}
-        seen = {i["mac"] for i in (ctx.data.get("all_interfaces") or {}).values()}
+        chosen = {i.mac for i in interfaces.chosen.values()}
+        seen = {i.mac for i in interfaces.all.values()}
         for mac in sorted(chosen - set(existing)):
             ctx.changes.create_ports[mac] = (mac == boot_mac) if boot_mac else True
         keep = {"all": None, "present": seen, "added": chosen}[proc.keep_ports]

@@ -1,10 +1,15 @@
-"""`root_disk_selection`: the root disk (root device hints first) and `local_gb` from it."""
+"""`root_disk_selection`: the root disk (root device hints first) and `local_gb` from it.
+
+Provides `root_disk`. A legacy ramdisk's own `local_gb` is kept as it reported it (it already
+left room for partitioning).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ironsight.discoverd.plugins.base import HookError, ProcessingContext, ProcessingHook
+from ironsight.discoverd.plugins.facts import ROOT_DISK, RootDisk
 
 GIB = 1024**3
 _STRING_HINTS = ("name", "model", "vendor", "serial", "wwn", "wwn_with_extension",
@@ -36,24 +41,25 @@ def _matches(disk: dict[str, Any], hints: dict[str, Any]) -> bool:
 
 class RootDiskSelection(ProcessingHook):
     name = "root_disk_selection"
+    provides = (ROOT_DISK,)
 
     def before_update(self, ctx: ProcessingContext) -> None:
         if ctx.data.get("legacy_format") and "local_gb" in ctx.data:
-            return  # the legacy ramdisk measured it itself
+            ctx.set(ROOT_DISK, RootDisk(None, int(ctx.data["local_gb"])))
+            return
         hints = (ctx.node.get("properties") or {}).get("root_device")
         disks = ctx.inventory.get("disks") or []
+        root = ctx.data.get("root_disk")
         if hints:
             if not isinstance(hints, dict):
                 raise HookError(f"Root device hints must be an object, got {hints!r}")
-            chosen = next((d for d in disks if _matches(d, hints)), None)
-            if chosen is None:
+            root = next((d for d in disks if _matches(d, hints)), None)
+            if root is None:
                 raise HookError(f"No disks satisfied root device hints {hints}")
-            ctx.data["root_disk"] = chosen
-        root = ctx.data.get("root_disk")
         if not root:
-            ctx.data["local_gb"] = 0  # diskless, as upstream assumes
+            ctx.set(ROOT_DISK, RootDisk(None, 0))  # diskless, as upstream assumes
             return
         size_gb = int(root["size"]) // GIB
         if self.conf.processing.disk_partitioning_spacing and size_gb > 0:
             size_gb -= 1
-        ctx.data["local_gb"] = size_gb
+        ctx.set(ROOT_DISK, RootDisk(dict(root), size_gb))

@@ -1,8 +1,14 @@
-"""`scheduler`: the four scheduling properties of the seed, as integers (and cpu_arch)."""
+"""`scheduler`: the design's four scheduling properties, as integers (and cpu_arch).
+
+Requires `root_disk` (its local_gb); provides `scheduling`.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ironsight.discoverd.plugins.base import HookError, ProcessingContext, ProcessingHook
+from ironsight.discoverd.plugins.facts import ROOT_DISK, SCHEDULING, Scheduling
 
 MIB = 1024**2
 
@@ -13,6 +19,8 @@ _REPORT_FIELDS = {"cpus": "inventory.cpu.count", "cpu_arch": "inventory.cpu.arch
 
 class Scheduler(ProcessingHook):
     name = "scheduler"
+    requires = (ROOT_DISK,)
+    provides = (SCHEDULING,)
 
     def before_processing(self, ctx: ProcessingContext) -> None:
         """What the report itself must carry is checked before it is accepted, so that the
@@ -21,14 +29,14 @@ class Scheduler(ProcessingHook):
             self._check_reported(self._found(ctx))
 
     @staticmethod
-    def _check_reported(found: dict[str, object]) -> None:
+    def _check_reported(found: dict[str, Any]) -> None:
         missing = [field for key, field in _REPORT_FIELDS.items()
                    if found.get(key) in (None, "")]
         if missing:
             raise HookError("The ramdisk data lacks " + ", ".join(missing))
 
     @staticmethod
-    def _found(ctx: ProcessingContext) -> dict[str, object]:
+    def _found(ctx: ProcessingContext) -> dict[str, Any]:
         inventory = ctx.inventory
         cpu = inventory.get("cpu") or {}
         memory = inventory.get("memory") or {}
@@ -39,11 +47,12 @@ class Scheduler(ProcessingHook):
                 "memory_mb": memory_mb}
 
     def before_update(self, ctx: ProcessingContext) -> None:
-        found = {**self._found(ctx), "local_gb": ctx.data.get("local_gb")}
-        if found["local_gb"] is None:
-            raise HookError("The ramdisk data lacks a root disk (inventory.disks / root_disk)")
+        found = self._found(ctx)
         if not ctx.data.get("error"):
             self._check_reported(found)  # a reapplied report is checked again
-        for key, value in found.items():
-            ctx.data[key] = value if key == "cpu_arch" else int(value)  # type: ignore[arg-type]
-            ctx.set_property(key, ctx.data[key])
+        facts = Scheduling(cpus=int(found["cpus"]), cpu_arch=str(found["cpu_arch"]),
+                           memory_mb=int(found["memory_mb"]),
+                           local_gb=ctx.get(ROOT_DISK).local_gb)
+        ctx.set(SCHEDULING, facts)
+        for key, value in facts.store().items():
+            ctx.set_property(key, value)

@@ -18,8 +18,11 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-from ironsight.common.exceptions import IronsightError
+from ironsight.common import plugins
+from ironsight.common.config import Config
+from ironsight.common.exceptions import ConfigError, IronsightError
 from ironsight.common.ids import MAC_RE
 
 LOG = logging.getLogger(__name__)
@@ -42,17 +45,34 @@ def is_allowed(mac: str, *, active: set[str], known: set[str], deny_unknown: boo
     return mac in active or (mac not in known and not deny_unknown)
 
 
+@dataclass(frozen=True)
+class FilterPlace:
+    """Where a driver works: its own directory, and the command prefix (say `ip netns exec
+    NS`) that programs touching the provisioning network run under."""
+
+    directory: Path
+    prefix: tuple[str, ...] = ()
+
+
 class FilterDriver(abc.ABC):
-    """A mechanism that lets a MAC's DHCP requests reach dnsmasq or not.
+    """A mechanism that lets a MAC's DHCP requests reach dnsmasq or not: a plugin of the
+    `ironsight.pxe_filters` entry point group, named by `[pxe_filter] driver`.
 
     `entries` holds the MACs the mechanism has an explicit verdict for (True: allowed); any
     other MAC gets the default verdict (allowed unless deny_unknown_macs)."""
 
     name = "abstract"
+    # Programs the driver runs: one that is missing stops discoverd at start, naming it.
+    programs: tuple[str, ...] = ()
 
     def __init__(self, deny_unknown: bool) -> None:
         self.deny_unknown = deny_unknown
         self.entries: dict[str, bool] = {}
+
+    @classmethod
+    def from_config(cls, conf: Config, place: FilterPlace) -> FilterDriver:
+        """The driver as configured; the base takes only `[pxe_filter] deny_unknown_macs`."""
+        return cls(conf.pxe_filter.deny_unknown_macs)
 
     def dnsmasq_options(self) -> list[str]:
         """Lines this driver needs in dnsmasq's configuration."""
@@ -71,6 +91,15 @@ class FilterDriver(abc.ABC):
     @abc.abstractmethod
     async def apply(self, changes: Mapping[str, bool]) -> None:
         """Give each MAC its new verdict, touching only these MACs."""
+
+
+def load_driver(conf: Config, place: FilterPlace) -> FilterDriver:
+    """The configured driver; a plugin that is not a FilterDriver is refused, naming it."""
+    option = "[pxe_filter] driver"
+    cls = plugins.load(plugins.PXE_FILTERS, conf.pxe_filter.driver, option)
+    if not (isinstance(cls, type) and issubclass(cls, FilterDriver)):
+        raise ConfigError(f"{option}: {conf.pxe_filter.driver!r} is not a FilterDriver")
+    return cls.from_config(conf, place)
 
 
 class NoopDriver(FilterDriver):

@@ -13,7 +13,8 @@ import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 
-from ironsight.discoverd.pxe.filter import FilterDriver, PxeFilterError
+from ironsight.common.config import Config
+from ironsight.discoverd.pxe.filter import FilterDriver, FilterPlace, PxeFilterError
 
 
 class HostsDirDriver(FilterDriver):
@@ -23,6 +24,10 @@ class HostsDirDriver(FilterDriver):
         super().__init__(deny_unknown)
         self.directory = directory
         self.writes = 0  # files written since start (observability, tests)
+
+    @classmethod
+    def from_config(cls, conf: Config, place: FilterPlace) -> FilterDriver:
+        return cls(place.directory / "hosts", conf.pxe_filter.deny_unknown_macs)
 
     def dnsmasq_options(self) -> list[str]:
         options = [f"dhcp-hostsdir={self.directory}"]

@@ -1,4 +1,4 @@
-"""The `iptables` filter driver: the seed's method, a chain that DHCP requests arriving on the
+"""The `iptables` filter driver: the design's method, a chain that DHCP requests arriving on the
 provisioning interface go through before they reach dnsmasq.
 
 Default mode: one DROP rule per denied MAC. With deny_unknown_macs: one ACCEPT rule per
@@ -14,8 +14,9 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
+from ironsight.common.config import Config
 from ironsight.discoverd.pxe.commands import run_command
-from ironsight.discoverd.pxe.filter import FilterDriver, PxeFilterError
+from ironsight.discoverd.pxe.filter import FilterDriver, FilterPlace, PxeFilterError
 
 LOG = logging.getLogger(__name__)
 
@@ -27,6 +28,11 @@ Runner = Callable[[Sequence[str], str | None], Awaitable[tuple[int, str]]]
 
 class IptablesDriver(FilterDriver):
     name = "iptables"
+    programs = ("iptables", "iptables-restore")
+
+    @classmethod
+    def from_config(cls, conf: Config, place: FilterPlace) -> FilterDriver:
+        return cls(conf.pxe.interface, conf.pxe_filter.deny_unknown_macs, prefix=place.prefix)
 
     def __init__(self, interface: str, deny_unknown: bool, *, chain: str = CHAIN,
                  prefix: Sequence[str] = (), runner: Runner = run_command) -> None:

@@ -24,21 +24,19 @@ from starlette.routing import Route
 
 from ironsight.common.config import Config
 from ironsight.common.exceptions import ConfigError
-from ironsight.discoverd.ironic import Ironic
+from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.pxe import dnsmasq
 from ironsight.discoverd.pxe.bootfiles import INITRAMFS, KERNEL, BootFiles
 from ironsight.discoverd.pxe.commands import run_command
 from ironsight.discoverd.pxe.filter import (
-    FilterDriver,
+    FilterPlace,
     MacSource,
-    NoopDriver,
     PxeFilter,
     PxeFilterError,
     SyncResult,
+    load_driver,
 )
-from ironsight.discoverd.pxe.hostsdir import HostsDirDriver
-from ironsight.discoverd.pxe.iptables import IptablesDriver
 from ironsight.discoverd.pxe.netif import interface_addresses
 from ironsight.discoverd.pxe.supervisor import Supervisor
 
@@ -54,15 +52,6 @@ async def introspection_macs(cache: NodeCache) -> set[str]:
     return await cache.introspection_macs()
 
 
-def make_driver(conf: Config, hostsdir: Path, prefix: Sequence[str]) -> FilterDriver:
-    deny = conf.pxe_filter.deny_unknown_macs
-    if conf.pxe_filter.driver == "dnsmasq":
-        return HostsDirDriver(hostsdir, deny)
-    if conf.pxe_filter.driver == "iptables":
-        return IptablesDriver(conf.pxe.interface, deny, prefix=prefix)
-    return NoopDriver(deny)
-
-
 class PxeService:
     def __init__(self, conf: Config, *, active_macs: MacSource, known_macs: MacSource,
                  prefix: Sequence[str] = ()) -> None:
@@ -71,7 +60,7 @@ class PxeService:
         self.conf = conf
         self.prefix = list(prefix)
         self.directory = conf.state_dir / "pxe"
-        self.driver = make_driver(conf, self.directory / "hosts", self.prefix)
+        self.driver = load_driver(conf, FilterPlace(self.directory, tuple(self.prefix)))
         self.filter = PxeFilter(self.driver, active_macs=active_macs, known_macs=known_macs)
         self.boot = BootFiles(conf.ramdisk_dir, conf.pxe.kernel_params, lambda: self.http_url)
         self.dnsmasq: Supervisor | None = None
@@ -81,7 +70,7 @@ class PxeService:
         self._started = False
 
     @classmethod
-    def for_discoverd(cls, conf: Config, cache: NodeCache, ironic: Ironic) -> PxeService:
+    def for_discoverd(cls, conf: Config, cache: NodeCache, ironic: BareMetal) -> PxeService:
         return cls(conf, active_macs=partial(introspection_macs, cache),
                    known_macs=ironic.list_all_port_macs)
 
@@ -201,9 +190,11 @@ class PxeService:
         if shutil.which(pxe.dnsmasq_path) is None:
             raise ConfigError(f"[pxe] dnsmasq_path: program {pxe.dnsmasq_path!r} not found "
                               "(install the dnsmasq-base package)")
-        if self.conf.pxe_filter.driver == "iptables" and shutil.which("iptables") is None:
-            raise ConfigError("[pxe_filter] driver: iptables is not installed (install the "
-                              "iptables package, or use driver = dnsmasq)")
+        for program in self.driver.programs:
+            if shutil.which(program) is None:
+                raise ConfigError(f"[pxe_filter] driver: {self.driver.name} needs the program "
+                                  f"{program}, which is not installed (install its package, "
+                                  "or use driver = dnsmasq)")
         addresses = await interface_addresses(pxe.interface, self.prefix)
         if addresses is None:
             raise ConfigError(f"[pxe] interface: there is no network interface named "

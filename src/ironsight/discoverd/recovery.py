@@ -1,0 +1,87 @@
+"""Nothing stays unfinished: introspections past their timeout are ended (and their nodes
+powered off), and what a previous process of this host left half-done is taken over at
+start, each active step run again from the stored state."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+from ironsight.common.clock import utcnow
+from ironsight.common.config import Config
+from ironsight.common.exceptions import NotFound
+from ironsight.common.workers import WorkerPool
+from ironsight.discoverd import states
+from ironsight.discoverd.introspect import Introspector
+from ironsight.discoverd.node_cache import NodeCache
+from ironsight.discoverd.process import Processor
+
+LOG = logging.getLogger(__name__)
+
+
+class Recovery:
+    def __init__(self, conf: Config, cache: NodeCache, introspector: Introspector,
+                 processor: Processor, workers: WorkerPool) -> None:
+        self.conf = conf
+        self.cache = cache
+        self.introspector = introspector
+        self.processor = processor
+        self.workers = workers
+
+    async def run_clean_up(self) -> None:
+        """The periodic clean-up, until cancelled."""
+        while True:
+            await asyncio.sleep(self.conf.introspection.clean_up_period)
+            try:
+                await self.clean_up()
+            except Exception:
+                LOG.exception("Clean-up of timed-out introspections failed; retrying later")
+
+    async def clean_up(self) -> list[str]:
+        """End introspections older than the timeout, and power those nodes off."""
+        timeout = self.conf.introspection.timeout
+        if timeout <= 0:
+            return []
+        ended = await self.cache.timed_out(utcnow() - dt.timedelta(seconds=timeout))
+        if ended:
+            await self.introspector.notify()
+        for uuid, manage_boot in ended:
+            LOG.error("Node %s: Introspection timeout", uuid)
+            if manage_boot:
+                self.workers.spawn(partial(self.introspector.power_off, uuid,
+                                           why="introspection timeout"), name=f"timeout:{uuid}")
+        return [uuid for uuid, _ in ended]
+
+    async def resume(self) -> int:
+        """Take over the active introspections of dead processes of this host (a restart);
+        returns how many."""
+        resumed = 0
+        for intro in await self.cache.owned_by_dead_processes():
+            if not await self.cache.claim(intro.uuid, intro.state):
+                continue
+            resumed += 1
+            LOG.warning("Node %s: resuming introspection step '%s' after a restart",
+                        intro.uuid, intro.state)
+            step: Callable[[], Awaitable[None]]
+            if intro.state == states.STARTING:
+                step = partial(self.introspector.boot, intro.uuid, intro.manage_boot)
+            elif intro.state == states.ABORTING:
+                step = partial(self.introspector.finish_abort, intro.uuid)
+            elif intro.state == states.REAPPLYING:
+                step = partial(self.processor.run_reapply, intro.uuid)
+            else:  # processing: the node update may be half-applied; apply it again
+                step = partial(self._resume_processing, intro.uuid)
+            self.introspector.spawn(intro.uuid, step, f"resume of {intro.state}")
+        return resumed
+
+    async def _resume_processing(self, uuid: str) -> None:
+        try:
+            await self.cache.get_data(uuid, processed=False)
+        except NotFound:
+            await self.cache.transition(uuid, "error", error="The service restarted while "
+                                        "processing and no raw data was stored to resume")
+            return
+        await self.processor.run_reapply_from_processing(uuid)
