@@ -1,6 +1,6 @@
 """Provision and power states and the provision state machine, with Ironic's names.
 
-Only the part of Ironic's machine the seed needs: enrolment, verification, inspection and
+Only the part of Ironic's machine the design needs: enrolment, verification, inspection and
 `provide` (which goes straight to `available`: cleaning and deployment are out of scope).
 """
 

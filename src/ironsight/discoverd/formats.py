@@ -1,7 +1,7 @@
 """The two ramdisk report formats, validated and brought to one shape.
 
 - ironic-python-agent's (`inventory` with cpu, memory, disks, interfaces, ...), the format of
-  our own agent too (reference/inspector.md §2.4);
+  our own agent too (docs/agent.md);
 - the legacy discoverd ramdisk's flat one (`cpus`, `cpu_arch`, `memory_mb`, `local_gb`,
   `interfaces: {name: {mac, ip}}`, `ipmi_address`, `boot_interface`; §1.4).
 

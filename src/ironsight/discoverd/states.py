@@ -1,8 +1,8 @@
 """Introspection states and events (ironic-inspector's names).
 
-Unlike upstream, `error` is reachable from every state that is not final — upstream had no
-error transition out of `waiting`, so a failed callback could leave a node `waiting` until its
-timeout (reference/inspector.md §2.2). Here every path ends in `finished` or `error`.
+Unlike upstream, `error` is reachable from every state that is not final — ironic-inspector's
+state machine had no error transition out of `waiting`, so a failed callback could leave a
+node `waiting` until its timeout. Here every path ends in `finished` or `error`.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def ipa_payload(m: Machine, *, pxe: int | None = 0, ips: dict[int, str] | None =
                 disks_gib: tuple[int, ...] = (500, 1000), boot_mode: str = "uefi",
                 flags: tuple[str, ...] = ("fpu", "vmx", "aes"), bmc: str | bool | None = True,
                 macs: list[str] | None = None, **extra: Any) -> dict[str, Any]:
-    """An ironic-python-agent report for machine `m` (reference/ironic-peer.md §3).
+    """An ironic-python-agent report for machine `m` (as IPA 9.x posts it).
     `ips` maps NIC index to its IPv4 address (default: only the PXE NIC has one)."""
     macs = m.macs if macs is None else macs
     if ips is None:
@@ -106,7 +106,7 @@ def ipa_payload(m: Machine, *, pxe: int | None = 0, ips: dict[int, str] | None =
 def legacy_payload(m: Machine, *, cpus: int = 4, arch: str = "x86_64", memory_mb: int = 8192,
                    local_gb: int = 99, pxe: int | None = 0, ips: dict[int, str] | None = None,
                    bmc: bool = True, **extra: Any) -> dict[str, Any]:
-    """The legacy discoverd ramdisk's flat report (reference/inspector.md §1.4)."""
+    """The legacy discoverd ramdisk's flat report (ironic-discoverd 1.0's)."""
     if ips is None:
         ips = {pxe: f"10.1.{pxe}.{next(_SEQ) & 0xff}"} if pxe is not None else {}
     data: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""`POST /v1/continue` with the legacy discoverd ramdisk's flat report (inspector.md §1.4)."""
+"""`POST /v1/continue` with the legacy discoverd ramdisk's flat report (ironic-discoverd 1.0's)."""
 
 from __future__ import annotations
 

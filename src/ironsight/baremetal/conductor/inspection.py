@@ -5,7 +5,7 @@ state machine, the node lock, the history and every statement.
 - `begin`, under the lock of an `inspect` request: checks, `inspecting`, then a worker.
 - The worker (`_run`): a hands-off interface gets the node in `inspect wait` with its lock
   released *before* `start` (the outside service acts on the node through the API, so it must
-  not find it locked: the seed's rule); any other interface runs under the lock.
+  not find it locked: the design's rule); any other interface runs under the lock.
 - `poll`: one periodic pass per interface class, for all nodes of all hardware types using it:
   aborts that did not reach their service are retried, then the waiting nodes' outcomes are
   read in one call and applied.

@@ -1,7 +1,7 @@
 """The hardware types, loaded by name through the `ironsight.hardware_types` entry points.
 
 Deployment is out of scope, so every type reports a fake deploy interface. Inspection is the
-seed's DiscoverdInspect for the PXE types; `fake` uses it too when `[discoverd] enabled` (so
+design's DiscoverdInspect for the PXE types; `fake` uses it too when `[discoverd] enabled` (so
 the whole flow can run without hardware), else its instant fake inspection.
 """
 

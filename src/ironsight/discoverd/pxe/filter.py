@@ -1,6 +1,6 @@
 """Which MACs may DHCP from discoverd's dnsmasq, and keeping a driver's mechanism in line.
 
-The rule (the seed's, plus ironic-inspector's deny_unknown_macs): a MAC under introspection
+The rule (the design's, plus ironic-inspector's deny_unknown_macs): a MAC under introspection
 is allowed; a MAC the bare-metal service knows (a port) and that is not under introspection
 is denied, so that nodes deployed by the bare-metal service never boot our ramdisk; any other
 MAC is allowed unless `deny_unknown_macs`.
