@@ -10,11 +10,14 @@ PYTHON ?= python3
 deps:
 	@scripts/install-deps.sh
 
-$(VENV)/.installed: pyproject.toml
+# The example processing-hook plugin (tests/plugins/example_hook) is installed too: the tests
+# load it through its entry point, as an operator's own plugin would be.
+$(VENV)/.installed: pyproject.toml tests/plugins/example_hook/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@mkdir -p $(STATE)
 	@echo "installing Python packages into $(VENV) (log: $(STATE)/pip.log)"
-	@{ $(PY) -m pip install -q -U pip && $(PY) -m pip install -q -e '.[test]'; } \
+	@{ $(PY) -m pip install -q -U pip && $(PY) -m pip install -q -e '.[test]' \
+	    -e tests/plugins/example_hook; } \
 	  > $(STATE)/pip.log 2>&1 || { cat $(STATE)/pip.log; exit 1; }
 	@touch $@
 
@@ -33,7 +36,7 @@ unit: venv
 	$(VENV)/bin/pytest -q -m "not functional and not e2e"
 
 demo: venv
-	@$(PY) -m ironsight.demo
+	@$(PY) -m ironsight.lab.demo
 
 bench: venv
 	$(PY) bench/bench_api.py

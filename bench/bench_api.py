@@ -24,6 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import loadgen
 
+from ironsight.client.wait import Poller, until
+
 HEADERS = {"X-OpenStack-Ironic-API-Version": "1.115"}
 
 
@@ -59,11 +61,13 @@ def start_service(state: Path, port: int, db_url: str | None, extra: str = "",
                              str(conf), *args],
                             stdout=open(state / f"service-{only or 'all'}.log", "wb"),  # noqa: SIM115
                             stderr=subprocess.STDOUT)
-    for _ in range(150):
+
+    def listening() -> bool:
         with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", wait_port or port)) == 0:
-                return proc
-        time.sleep(0.1)
+            return sock.connect_ex(("127.0.0.1", wait_port or port)) == 0
+
+    if until(listening, 15, Poller(interval=0.1)):
+        return proc
     raise SystemExit("service did not start; see " + str(state / "service.log"))
 
 

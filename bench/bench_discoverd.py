@@ -25,6 +25,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 import loadgen
 from bench_api import free_port, proc_stat, start_service
 
+from ironsight.client.wait import Poller, wait_for_introspection
+from ironsight.discoverd import client as discoverd
+
 BM = {"X-OpenStack-Ironic-API-Version": "1.115"}
 # Seconds between status polls while waiting, as in the Ironic measurement we compare with
 # (reference/ironic-peer.md §4: every 0.25 s); a tighter poll mostly measures the poll.
@@ -59,27 +62,18 @@ def report(i: int) -> dict[str, Any]:
         "boot_interface": "01-" + mac(i, 0).replace(":", "-"), "error": None}
 
 
-async def wait_states(port: int, uuids: list[str], wanted: str, timeout: float) -> None:
-    conn = loadgen.Connection("127.0.0.1", port, {})
-    deadline = time.monotonic() + timeout
-    pending = list(uuids)
-    try:
-        while pending:
-            for start in range(0, len(pending), 100):
-                chunk = pending[start:start + 100]
-                resp = await conn.request("GET", f"/v1/introspection?uuid={','.join(chunk)}")
-                done = {s["uuid"] for s in resp.json()["introspection"]
-                        if s["state"] == wanted or (wanted == "finished" and s["finished"])}
-                errors = [s for s in resp.json()["introspection"] if s["state"] == "error"]
-                if errors:
-                    raise SystemExit(f"introspection failed: {errors[0]}")
-                pending = [u for u in pending if u not in done]
-            if pending and time.monotonic() > deadline:
-                raise SystemExit(f"{len(pending)} introspections not {wanted} in {timeout} s")
-            if pending:
-                await asyncio.sleep(POLL)
-    finally:
-        conn.close()
+def wait_states(port: int, uuids: list[str], wanted: str, timeout: float) -> None:
+    """Poll discoverd's batched status (one request per 100 pending nodes, every POLL s) until
+    every introspection is `wanted` ("finished": finished without an error). A node discoverd
+    does not know yet is waited for: the bare-metal service may still be starting it."""
+    with discoverd.Client(f"http://127.0.0.1:{port}") as api:
+        outcome = wait_for_introspection(api, uuids, timeout, Poller(interval=POLL),
+                                         wanted=None if wanted == "finished" else wanted,
+                                         unknown_pending=True, stop_on_failure=True)
+    if outcome.failed:
+        raise SystemExit(f"introspection failed: {outcome.last.get(outcome.failed[0])}")
+    if outcome.timed_out:
+        raise SystemExit(f"{len(outcome.timed_out)} introspections not {wanted} in {timeout} s")
 
 
 async def setup(bm_port: int, nodes: int) -> list[str]:
@@ -113,7 +107,7 @@ async def bench(bm_port: int, di_port: int, pid: int, nodes: int) -> dict[str, f
 
     await loadgen.run("127.0.0.1", di_port, {}, nodes, 8,
                       lambda i: ("POST", f"/v1/introspection/{uuids[i]}", None), accepted)
-    await wait_states(di_port, uuids, "waiting", 60)
+    await asyncio.to_thread(wait_states, di_port, uuids, "waiting", 60)
     t1 = time.perf_counter()
 
     def processed(resp: loadgen.Response) -> None:
@@ -121,7 +115,7 @@ async def bench(bm_port: int, di_port: int, pid: int, nodes: int) -> dict[str, f
 
     res = await loadgen.run("127.0.0.1", di_port, {}, nodes, 8,
                             lambda i: ("POST", "/v1/continue", report(i)), processed)
-    await wait_states(di_port, uuids, "finished", 120)
+    await asyncio.to_thread(wait_states, di_port, uuids, "finished", 120)
     t2 = time.perf_counter()
     cpu1, rss = proc_stat(pid)
     await verify(bm_port, uuids)

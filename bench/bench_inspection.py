@@ -25,31 +25,21 @@ import loadgen
 from bench_api import free_port, proc_stat, start_service
 from bench_discoverd import BM, POLL, mac, report, verify, wait_states
 
+from ironsight.client.http import baremetal_client
+from ironsight.client.wait import NodeWatch, Poller, wait_for_nodes
 
-async def wait_manageable(port: int, count: int, timeout: float) -> None:
-    """Poll the node list (the operator's view) until `count` nodes are manageable."""
-    conn = loadgen.Connection("127.0.0.1", port, BM)
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            done = 0
-            marker = ""
-            while True:
-                resp = await conn.request(
-                    "GET", "/v1/nodes?provision_state=manageable&fields=uuid&limit=1000"
-                    + (f"&marker={marker}" if marker else ""))
-                page = resp.json()["nodes"]
-                done += len(page)
-                if len(page) < 1000:
-                    break
-                marker = page[-1]["uuid"]
-            if done >= count:
-                return
-            if time.monotonic() > deadline:
-                raise SystemExit(f"only {done}/{count} nodes manageable after {timeout} s")
-            await asyncio.sleep(POLL)
-    finally:
-        conn.close()
+
+def wait_manageable(port: int, uuids: list[str], timeout: float) -> None:
+    """Poll the node list (the operator's view: one request per 1000 nodes, every POLL s)
+    until every node is manageable."""
+    with baremetal_client(f"http://127.0.0.1:{port}") as api:
+        outcome = wait_for_nodes(api, uuids, NodeWatch.provision("manageable"), timeout,
+                                 Poller(interval=POLL), stop_on_failure=True, batched=True)
+    if outcome.failed:
+        raise SystemExit(outcome.failures[0])
+    if outcome.timed_out:
+        raise SystemExit(f"only {len(outcome.reached)}/{len(uuids)} nodes manageable after "
+                         f"{timeout} s")
 
 
 def cpu_rss(pids: list[int]) -> tuple[float, float]:
@@ -83,15 +73,15 @@ async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int) -> dict
     marks["create"] = time.perf_counter() - t0
     await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
         "PUT", f"/v1/nodes/{uuids[i]}/states/provision", {"target": "manage"}), ok(202))
-    await wait_manageable(bm_port, nodes, 60)
+    await asyncio.to_thread(wait_manageable, bm_port, uuids, 60)
     marks["manage"] = time.perf_counter() - t0
     await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
         "PUT", f"/v1/nodes/{uuids[i]}/states/provision", {"target": "inspect"}), ok(202))
-    await wait_states(di_port, uuids, "waiting", 60)
+    await asyncio.to_thread(wait_states, di_port, uuids, "waiting", 60)
     marks["inspect"] = time.perf_counter() - t0
     res = await loadgen.run("127.0.0.1", di_port, {}, nodes, 8,
                             lambda i: ("POST", "/v1/continue", report(i)), ok(200))
-    await wait_manageable(bm_port, nodes, 120)
+    await asyncio.to_thread(wait_manageable, bm_port, uuids, 120)
     total = time.perf_counter() - t0
     cpu1, rss = cpu_rss(pids)
     await verify(bm_port, uuids)

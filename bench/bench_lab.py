@@ -32,8 +32,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ironsight.lab.lab import Lab, LabOptions, default_vms, provision, running, wait_states
+from ironsight.client.http import node_path
+from ironsight.lab.lifecycle import running
 from ironsight.lab.network import LabNetwork
+from ironsight.lab.nodes import provision, wait_states
+from ironsight.lab.state import Lab, LabOptions, default_vms
 
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 300.0
@@ -82,8 +85,8 @@ def _history_time(value: str) -> float:
 
 
 def _from_history(lab: Lab, timeline: Timeline) -> None:
-    with lab.client() as client:
-        events = client.get(f"/v1/nodes/{timeline.name}/history").json()["history"]
+    with lab.client() as api:
+        events = api.get(node_path(timeline.name, "history"))["history"]
     for event in events:
         when = _history_time(event["created_at"])
         if when < timeline.requested:
@@ -136,12 +139,12 @@ def run_size(count: int, ramdisk_dir: Path, work: Path) -> tuple[float, list[Tim
         names = [vm.spec.name for vm in lab.vms]
         timelines: dict[str, Timeline] = {}
         began = time.time()
-        with lab.client() as client:
+        with lab.client() as api:
             for vm in lab.vms:
                 timelines[vm.spec.name] = Timeline(vm.spec.name, lab.state["nodes"][vm.spec.name],
                                                    vm.spec.mac, time.time())
-                provision(client, vm.spec.name, "inspect")
-            wait_states(client, names, {"manageable"}, TIMEOUT, failed={"inspect failed"},
+                provision(api, vm.spec.name, "inspect")
+            wait_states(api, names, {"manageable"}, TIMEOUT, failed={"inspect failed"},
                         settled=lambda doc: doc["power_state"] == "power off", poll=0.2)
         wall = time.time() - began
         for timeline in timelines.values():

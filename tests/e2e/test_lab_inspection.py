@@ -30,21 +30,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from ironsight.lab.lab import (
-    Lab,
-    LabOptions,
-    LabVm,
-    default_vms,
-    log_tail,
-    provision,
-    running,
-    wait_states,
-)
+from ironsight.client.http import ApiClient
+from ironsight.lab.lifecycle import running
 from ironsight.lab.network import LabNetwork
+from ironsight.lab.nodes import provision, wait_states
+from ironsight.lab.processes import log_tail
 from ironsight.lab.qemu import VmSpec
+from ironsight.lab.state import Lab, LabOptions, LabVm, default_vms
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECT_TIMEOUT = 180.0  # per node, all at once; one inspection takes ~20-40 s under TCG
@@ -89,7 +83,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 
 @pytest.fixture
-def client(lab: Lab) -> Iterator[httpx.Client]:
+def client(lab: Lab) -> Iterator[ApiClient]:
     with lab.client() as c:
         yield c
 
@@ -114,10 +108,8 @@ def diagnosed(lab: Lab, names: tuple[str, ...]) -> Iterator[None]:
         raise
 
 
-def _get(client: httpx.Client, path: str) -> Any:
-    resp = client.get(path)
-    assert resp.status_code == 200, f"GET {path}: {resp.status_code} {resp.text}"
-    return resp.json()
+def _get(client: ApiClient, path: str) -> Any:
+    return client.get(path)  # an error answer raises ApiError, with its status and message
 
 
 def _wait_qemu_gone(lab: Lab, name: str, timeout: float = 15.0) -> None:
@@ -132,13 +124,13 @@ def _powered_off(doc: dict[str, Any]) -> bool:
     return doc["power_state"] == "power off" and not doc.get("target_power_state")
 
 
-def test_three_vms_inspected_at_once(lab: Lab, client: httpx.Client) -> None:
+def test_three_vms_inspected_at_once(lab: Lab, client: ApiClient) -> None:
     with diagnosed(lab, NORMAL):
         for name in NORMAL:  # so that pxe_enabled=true can only come from the inspection
             port = _get(client, f"/v1/ports?node={name}&detail=true")["ports"][0]
-            resp = client.patch(f"/v1/ports/{port['uuid']}", json=[
+            patched = client.patch(f"/v1/ports/{port['uuid']}", [
                 {"op": "replace", "path": "/pxe_enabled", "value": False}])
-            assert resp.status_code == 200, resp.text
+            assert patched["pxe_enabled"] is False, patched
         began = time.monotonic()
         for name in NORMAL:
             provision(client, name, "inspect")
@@ -171,7 +163,7 @@ def test_three_vms_inspected_at_once(lab: Lab, client: httpx.Client) -> None:
             assert len(leases) >= 2, (name, leases)
 
 
-def test_denied_mac_gets_no_lease(lab: Lab, client: httpx.Client) -> None:
+def test_denied_mac_gets_no_lease(lab: Lab, client: ApiClient) -> None:
     mac = lab.vm(DENIED).spec.mac
     hosts_file = lab.state_dir / "pxe" / "hosts" / mac
     with diagnosed(lab, (DENIED,)):
@@ -201,7 +193,7 @@ def test_denied_mac_gets_no_lease(lab: Lab, client: httpx.Client) -> None:
         _wait_qemu_gone(lab, DENIED)
 
 
-def test_ramdisk_error_fails_inspection(lab: Lab, client: httpx.Client) -> None:
+def test_ramdisk_error_fails_inspection(lab: Lab, client: ApiClient) -> None:
     with diagnosed(lab, (FAILING,)):
         began = time.monotonic()
         provision(client, FAILING, "inspect")

@@ -16,14 +16,14 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from ironsight.cli import client
 from ironsight.cli.main import _register, cli
+from ironsight.cli.options import Runtime
 
 from .conftest import free_tcp_port
 
 _register()
 
-RUNTIME = client.Runtime(poll_interval=0.05)
+RUNTIME = Runtime(poll_interval=0.05)
 MAC = "52:54:00:AB:CD:EF"
 
 

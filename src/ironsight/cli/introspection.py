@@ -15,24 +15,16 @@ from typing import IO, Any, TypeVar
 import click
 from rich.table import Table
 
-from ironsight.cli.client import (
+from ironsight.cli.options import (
     ClientGroup,
     Endpoint,
-    Runtime,
-    _emit,
-    _err,
-    _exit_if_failed,
-    _is_uuid,
-    _list_table,
-    _object_table,
-    _runtime,
-    _setting,
     client_options,
+    runtime,
+    setting,
     wait_option,
 )
-from ironsight.cli.client import (
-    _for_each as for_each,
-)
+from ironsight.cli.output import emit, err, exit_if_failed, for_each, list_table, object_table
+from ironsight.client.wait import wait_for_introspection
 from ironsight.discoverd import client as discoverd
 from ironsight.discoverd.client import ClientError, Status
 
@@ -66,75 +58,20 @@ def discoverd_options(*, group: bool = False, output: bool = True) -> Callable[[
 def _api(ctx: click.Context) -> discoverd.Client:
     """A pooled client for this invocation (`--wait` polls), closed when the command ends."""
     api = discoverd.Client(
-        _setting(ctx, "url", DEFAULT_DISCOVERD_URL),
-        timeout=_setting(ctx, "timeout", discoverd.DEFAULT_TIMEOUT),
-        transport=_runtime(ctx).transport,
+        setting(ctx, "url", DEFAULT_DISCOVERD_URL),
+        timeout=setting(ctx, "timeout", discoverd.DEFAULT_TIMEOUT),
+        transport=runtime(ctx).transport,
     )
     return ctx.with_resource(api)
 
 
 def _for_each(items: Sequence[str], action: Callable[[str], None]) -> list[str]:
+    """`for_each`, counting discoverd's failures (not the bare-metal API's) as failures."""
     return for_each(items, action, (ClientError,))
 
 
 def _status_table(statuses: Sequence[Status]) -> Callable[[], Table]:
-    return lambda: _list_table(statuses, STATUS_COLUMNS)
-
-
-# --- waiting --------------------------------------------------------------------------------
-
-
-def _resolve(api: discoverd.Client, nodes: Sequence[str]) -> dict[str, str]:
-    """Node identifier -> UUID: the batched status call takes UUIDs, users may give names."""
-    return {n: n if _is_uuid(n) else str(api.get_status(n)["uuid"]) for n in nodes}
-
-
-def _outcome(node: str, status: Status | None) -> str | None:
-    """The failure message of a node that stopped being waited for, else None."""
-    if status is None:
-        return f"discoverd has no introspection of node {node}"
-    if status.get("error"):
-        return f"introspection of node {node} failed: {status['error']}"
-    return None
-
-
-def wait_for_introspection(
-    api: discoverd.Client, nodes: Sequence[str], timeout: float, runtime: Runtime
-) -> tuple[dict[str, Status], list[str]]:
-    """Poll (one batched request per poll) until every node is finished.
-
-    Returns the last status of each node and the failure messages (empty: all succeeded). A
-    progress line goes to stderr each time a node's state changes; `timeout` 0: no limit.
-    """
-    deadline = runtime.clock() + timeout if timeout > 0 else None
-    uuids = _resolve(api, nodes)
-    last: dict[str, Status] = {}
-    pending = list(nodes)
-    failures: list[str] = []
-    while True:
-        statuses = api.get_statuses([uuids[n] for n in pending])
-        for node in list(pending):
-            status = statuses.get(uuids[node])
-            if status is not None and last.get(node, {}).get("state") != status.get("state"):
-                _err(f"node {node}: introspection {status.get('state')}")
-            if status is not None:
-                last[node] = status
-            if status is None or status.get("finished"):
-                pending.remove(node)
-                failure = _outcome(node, status)
-                if failure:
-                    failures.append(failure)
-        if not pending:
-            return last, failures
-        now = runtime.clock()
-        if deadline is not None and now >= deadline:
-            failures.extend(
-                f"timed out after {timeout:g} s waiting for introspection of node {node} "
-                f"(state {last[node].get('state')})" for node in pending
-            )
-            return last, failures
-        remaining = deadline - now if deadline is not None else runtime.poll_interval
-        runtime.sleep(min(runtime.poll_interval, remaining))
+    return lambda: list_table(statuses, STATUS_COLUMNS)
 
 
 # --- commands -------------------------------------------------------------------------------
@@ -166,10 +103,11 @@ def introspection_start(ctx: click.Context, nodes: tuple[str, ...], manage_boot:
     started = _for_each(nodes, lambda n: api.introspect(n, manage_boot=manage_boot))
     failures: list[str] = []
     if wait is not None and started:
-        last, failures = wait_for_introspection(api, started, wait, _runtime(ctx))
-        results = [last[n] for n in started if n in last]
-        _emit(ctx, results, _status_table(results))
-    _exit_if_failed(ctx, failures, len(started) < len(nodes))
+        outcome = wait_for_introspection(api, started, wait, runtime(ctx).poller, err)
+        failures = outcome.failures
+        results = [outcome.last[n] for n in started if n in outcome.last]
+        emit(ctx, results, _status_table(results))
+    exit_if_failed(ctx, failures, len(started) < len(nodes))
 
 
 @introspection.command("status")
@@ -179,7 +117,7 @@ def introspection_start(ctx: click.Context, nodes: tuple[str, ...], manage_boot:
 def introspection_status(ctx: click.Context, node_ident: str) -> None:
     """Show the introspection status of a node."""
     status = _api(ctx).get_status(node_ident)
-    _emit(ctx, status, lambda: _object_table(status))
+    emit(ctx, status, lambda: object_table(status))
 
 
 @introspection.command("list")
@@ -195,7 +133,7 @@ def introspection_list(ctx: click.Context, states: tuple[str, ...], limit: int |
                        marker: str | None) -> None:
     """List introspection statuses, newest first."""
     statuses = _api(ctx).list_statuses(marker=marker, limit=limit, state=states or None)
-    _emit(ctx, statuses, _status_table(statuses))
+    emit(ctx, statuses, _status_table(statuses))
 
 
 @introspection.command("abort")

@@ -16,7 +16,7 @@ _STATE_DIR_HELP = "Lab state directory (default: <ironsight state dir>/lab)."
 
 
 def _state_dir(value: Path | None) -> Path:
-    from ironsight.lab.lab import default_lab_dir
+    from ironsight.lab.state import default_lab_dir
 
     return value or default_lab_dir()
 
@@ -44,8 +44,9 @@ def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, nam
                api_port: int, discoverd_port: int, no_manage: bool) -> None:
     """Build/reuse the ramdisk, create the network, start the BMCs and the service, enroll
     the nodes (pxe_ipmitool and pxe_ipminative alternating) and manage them."""
-    from ironsight.lab.lab import LabError, LabOptions, default_vms, up
+    from ironsight.lab.lifecycle import up
     from ironsight.lab.network import LabNetwork, NetworkError
+    from ironsight.lab.state import LabError, LabOptions, default_vms
 
     options = LabOptions(state_dir=_state_dir(state_dir), vms=default_vms(nodes),
                          network=LabNetwork(namespace=namespace), ramdisk_dir=ramdisk_dir,
@@ -70,7 +71,7 @@ def status_command(state_dir: Path | None, as_json: bool) -> None:
     """What runs, and each VM with its node's state and what inspection found."""
     import json
 
-    from ironsight.lab.lab import status
+    from ironsight.lab.lifecycle import status
 
     info = status(_state_dir(state_dir))
     if as_json:
@@ -115,8 +116,9 @@ def _summary(info: dict[str, Any]) -> str:
               help="Namespace to delete when the state directory has no lab.")
 def down_command(state_dir: Path | None, namespace: str | None) -> None:
     """Stop the service, dnsmasq, the BMCs and every VM; delete the namespace."""
-    from ironsight.lab.lab import LabError, down
+    from ironsight.lab.lifecycle import down
     from ironsight.lab.network import LabNetwork, NetworkError
+    from ironsight.lab.state import LabError
 
     try:
         down(_state_dir(state_dir), log=lambda line: click.echo(line, err=True),

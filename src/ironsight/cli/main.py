@@ -14,10 +14,12 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from ironsight.cli import agent, client, introspection, lab, ramdisk, server
+    from ironsight.cli import agent, driver, introspection, lab, node, port, ramdisk, server
 
     server.register(cli)
-    client.register(cli)
+    node.register(cli)
+    port.register(cli)
+    driver.register(cli)
     introspection.register(cli)
     agent.register(cli)
     ramdisk.register(cli)

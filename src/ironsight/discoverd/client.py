@@ -1,9 +1,9 @@
 """Client library for discoverd's inspector-v1-compatible API (as `ironic_discoverd.client`).
 
-The bare-metal service and the CLI call it. Calls have a bounded timeout. Failures come in
-two kinds, so a caller can tell "discoverd is down" (`ServiceUnavailable`: no HTTP answer,
-retry later) from "discoverd said no" (`ClientError` with the HTTP status and the server's
-message).
+The bare-metal service and the operator side (`ironsight.client`, the CLI) call it. Calls
+have a bounded timeout. Failures come in two kinds, so a caller can tell "discoverd is down"
+(`ServiceUnavailable`: no HTTP answer, retry later) from "discoverd said no" (`ClientError`
+with the HTTP status and the server's message).
 
 Connections: the module-level functions keep no global state; each one opens a short-lived
 connection and closes it. A caller that polls often (the conductor's periodic status check)
@@ -23,10 +23,13 @@ from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import quote
 
 import aiohttp
 import httpx
+
+from ironsight.common.api.errors import error_message
+from ironsight.common.api.pagination import next_query
 
 __version_info__ = (1, 0, 0)
 __version__ = ".".join(map(str, __version_info__))
@@ -113,34 +116,21 @@ def _node_path(uuid: str, *rest: str) -> str:
     return "/".join(["introspection", quote(_check_ident(uuid), safe=""), *rest])
 
 
-def _decode_error(response: httpx.Response) -> str:
-    """`{"error": {"message": ...}}` (inspector), else the body text (seed-era plain text)."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict):
-        error = body.get("error")
-        message = error.get("message") if isinstance(error, dict) else error
-        if isinstance(message, str) and message:
-            return message
-    return response.text.strip() or response.reason_phrase or "no error message"
-
-
-def _decode(response: httpx.Response) -> Any:
+def _decode(status: int, body: bytes, reason: str) -> Any:
     """The JSON body of a success (None when empty), or the error it carries."""
-    if response.is_error:
-        raise ClientError(_decode_error(response), response.status_code)
-    if not response.content:
+    if status >= 400:
+        raise ClientError(error_message(body, reason or "no error message"), status)
+    if not body:
         return None
     try:
-        return response.json()
+        return json.loads(body)
     except ValueError:
-        raise ClientError("the response is not JSON", response.status_code) from None
+        raise ClientError("the response is not JSON", status) from None
 
 
-def _unavailable(url: str, timeout: float, exc: httpx.TransportError) -> ServiceUnavailable:
-    if isinstance(exc, httpx.TimeoutException):
+def _unavailable(url: str, timeout: float, exc: Exception) -> ServiceUnavailable:
+    """For either transport's failure (httpx's, or aiohttp's and its timeouts)."""
+    if isinstance(exc, httpx.TimeoutException | TimeoutError):
         return ServiceUnavailable(f"no answer from discoverd at {url} within {timeout:g} s")
     return ServiceUnavailable(f"cannot reach discoverd at {url}: {exc}")
 
@@ -168,22 +158,16 @@ def _reapply(uuid: str, data: Mapping[str, Any] | None) -> _Op[None]:
 
 
 def _pages(params: dict[str, str], follow: bool) -> _Op[list[Status]]:
-    """The statuses of `GET /introspection`, following `next` links when asked.
-
-    Only the query of a `next` link is used, against our own URL: the server may build links
-    from a public endpoint we do not reach it by. Our filters are kept in case the link drops
-    them; a link seen before ends the loop.
-    """
+    """The statuses of `GET /introspection`, following `next` links when asked (as
+    `next_query` says: their query only, against our own URL)."""
     items: list[Status] = []
-    query, seen = params, set[str]()
-    while True:
-        page = yield _Call("GET", "introspection", query)
-        items.extend((page or {}).get("introspection", []))
-        link = (page or {}).get("next")
-        if not follow or not link or link in seen:
-            return items
-        seen.add(link)
-        query = {**params, **dict(parse_qsl(urlsplit(link).query))}
+    query: dict[str, str] | None = params
+    seen: set[str] = set()
+    while query is not None:
+        page = (yield _Call("GET", "introspection", query)) or {}
+        items.extend(page.get("introspection", []))
+        query = next_query(page.get("next"), params, seen) if follow else None
+    return items
 
 
 def _list(marker: str | None, limit: int | None, state: str | Iterable[str] | None
@@ -286,7 +270,7 @@ class Client:
             response = self._http.request(call.method, call.path, **_request_args(call))
         except httpx.TransportError as exc:
             raise _unavailable(self.base_url, self.timeout, exc) from exc
-        return _decode(response)
+        return _decode(response.status_code, response.content, response.reason_phrase)
 
     def _run(self, op: _Op[T]) -> T:
         answer: Any = None
@@ -380,7 +364,7 @@ class AsyncClient:
                                                     **_request_args(call))
             except httpx.TransportError as exc:
                 raise _unavailable(self.base_url, self.timeout, exc) from exc
-            return _decode(response)
+            return _decode(response.status_code, response.content, response.reason_phrase)
         return await self._send_aiohttp(call)
 
     async def _send_aiohttp(self, call: _Call) -> Any:
@@ -393,15 +377,10 @@ class AsyncClient:
         try:
             async with self._session.request(call.method, url, params=call.params or None,
                                              data=data, headers=headers) as resp:
-                status, body = resp.status, await resp.read()
+                status, body, reason = resp.status, await resp.read(), resp.reason or ""
         except (aiohttp.ClientError, TimeoutError) as exc:
-            if isinstance(exc, TimeoutError):
-                raise ServiceUnavailable(f"no answer from discoverd at {self.base_url} "
-                                         f"within {self.timeout:g} s") from exc
-            raise ServiceUnavailable(f"cannot reach discoverd at {self.base_url}: "
-                                     f"{exc}") from exc
-        # One decoder for both transports: wrap the answer as an httpx.Response.
-        return _decode(httpx.Response(status, content=body))
+            raise _unavailable(self.base_url, self.timeout, exc) from exc
+        return _decode(status, body, reason)
 
     async def _run(self, op: _Op[T]) -> T:
         answer: Any = None
@@ -453,8 +432,11 @@ class AsyncClient:
 
 
 def _once(base_url: str | None, auth_token: str | None, timeout: float,
-          transport: httpx.BaseTransport | None, op: Callable[[Client], T]) -> T:
-    with Client(base_url, auth_token, timeout=timeout, transport=transport) as client:
+          transport: httpx.BaseTransport | None, op: Callable[[Client], T],
+          sleep_function: Callable[[float], None] = time.sleep) -> T:
+    """`op` on a client of its own (identifiers are checked before any request is sent)."""
+    with Client(base_url, auth_token, timeout=timeout, transport=transport,
+                sleep_function=sleep_function) as client:
         return op(client)
 
 
@@ -462,7 +444,6 @@ def introspect(uuid: str, base_url: str | None = None, auth_token: str | None = 
                manage_boot: bool | None = None, *, timeout: float = DEFAULT_TIMEOUT,
                transport: httpx.BaseTransport | None = None) -> None:
     """Start introspection of a node (UUID or name); None leaves `manage_boot` to discoverd."""
-    _check_ident(uuid)
     _once(base_url, auth_token, timeout, transport, lambda c: c.introspect(uuid, manage_boot))
 
 
@@ -470,7 +451,6 @@ def get_status(uuid: str, base_url: str | None = None, auth_token: str | None = 
                timeout: float = DEFAULT_TIMEOUT,
                transport: httpx.BaseTransport | None = None) -> Status:
     """`{uuid, finished, state, error, started_at, finished_at, links}` of one node."""
-    _check_ident(uuid)
     return _once(base_url, auth_token, timeout, transport, lambda c: c.get_status(uuid))
 
 
@@ -478,15 +458,13 @@ def get_statuses(uuids: Iterable[str], base_url: str | None = None,
                  auth_token: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
                  transport: httpx.BaseTransport | None = None) -> dict[str, Status]:
     """Statuses by UUID in few requests; UUIDs discoverd does not know are left out."""
-    wanted = _check_idents(uuids)
-    return _once(base_url, auth_token, timeout, transport, lambda c: c.get_statuses(wanted))
+    return _once(base_url, auth_token, timeout, transport, lambda c: c.get_statuses(uuids))
 
 
 def abort(uuid: str, base_url: str | None = None, auth_token: str | None = None, *,
           timeout: float = DEFAULT_TIMEOUT, transport: httpx.BaseTransport | None = None
           ) -> None:
     """Ask discoverd to abort; it answers 202 even if the node turns out not abortable."""
-    _check_ident(uuid)
     _once(base_url, auth_token, timeout, transport, lambda c: c.abort(uuid))
 
 
@@ -503,7 +481,6 @@ def get_data(uuid: str, raw: bool = False, base_url: str | None = None,
              auth_token: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
              transport: httpx.BaseTransport | None = None) -> Any:
     """Processed introspection data, or with `raw` the ramdisk's data as received."""
-    _check_ident(uuid)
     return _once(base_url, auth_token, timeout, transport, lambda c: c.get_data(uuid, raw))
 
 
@@ -511,7 +488,6 @@ def reapply(uuid: str, data: Mapping[str, Any] | None = None, base_url: str | No
             auth_token: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
             transport: httpx.BaseTransport | None = None) -> None:
     """Process the stored raw data again, or `data` instead (which replaces it)."""
-    _check_ident(uuid)
     _once(base_url, auth_token, timeout, transport, lambda c: c.reapply(uuid, data))
 
 
@@ -525,7 +501,5 @@ def wait_for_finish(uuids: Iterable[str], retry_interval: float = 1,
 
     Uses one connection for the whole wait.
     """
-    wanted = _check_idents(uuids)
-    with Client(base_url, auth_token, timeout=timeout, transport=transport,
-                sleep_function=sleep_function) as client:
-        return client.wait_for_finish(wanted, retry_interval, max_retries)
+    return _once(base_url, auth_token, timeout, transport,
+                 lambda c: c.wait_for_finish(uuids, retry_interval, max_retries), sleep_function)

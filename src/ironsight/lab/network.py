@@ -23,10 +23,11 @@ import signal
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from ironsight.client.wait import Poller, until
 
 LOG = logging.getLogger(__name__)
 
@@ -131,9 +132,9 @@ def destroy(net: LabNetwork, grace: float = 5.0) -> list[int]:
         for pid in remaining:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-        deadline = time.monotonic() + grace
-        while (remaining := pids(net)) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        if remaining and grace > 0:
+            until(lambda: not pids(net), grace, Poller(interval=0.1))
+        remaining = pids(net)
     if exists(net):
         _ip("netns", "del", net.namespace)
     return ended

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from ironsight.cli.client import Runtime
 from ironsight.cli.main import _register, cli
+from ironsight.cli.options import Runtime
 
 from .helpers import Ramdisk, enroll, machine, node
 

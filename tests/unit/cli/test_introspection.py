@@ -1,6 +1,6 @@
 """Unit tests of `ironsight introspection ...`: arguments -> requests, responses -> output.
 
-The CLI talks to an `httpx.MockTransport` backed by `FakeDiscoverd`, which records requests
+The CLI talks to an `httpx.MockTransport` backed by a `FakeService`, which records requests
 and answers from per-route queues; `--wait` polls a fake clock so no test sleeps.
 """
 
@@ -17,19 +17,14 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from ironsight.cli import client, introspection
+from ironsight.cli import introspection
+from ironsight.cli.options import Runtime
 
-from .conftest import FakeClock
+from ..fakes import FakeClock, FakeService, fake_discoverd, inspector_error
 
 UUID1 = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
 UUID2 = "5f8d1c2e-8a1b-4b34-9a1d-2f3c4d5e6f70"
 BASE = "http://127.0.0.1:5050"
-
-Handler = Callable[[httpx.Request], httpx.Response]
-
-
-def error(status: int, message: str) -> httpx.Response:
-    return httpx.Response(status, json={"error": {"message": message}})
 
 
 def status(uuid: str = UUID1, state: str = "waiting", error: str | None = None
@@ -47,38 +42,13 @@ def query(request: httpx.Request) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(str(request.url)).query).items()}
 
 
-class FakeDiscoverd:
-    """Answers (method, path) from queues (the last answer repeats); records requests."""
-
-    def __init__(self) -> None:
-        self.routes: dict[tuple[str, str], list[httpx.Response | Handler]] = {}
-        self.requests: list[httpx.Request] = []
-
-    def add(self, method: str, path: str, *answers: httpx.Response | Handler) -> None:
-        self.routes[(method, path)] = list(answers)
-
-    def accept(self, method: str, path: str) -> None:
-        self.add(method, path, httpx.Response(202, json={}))
-
-    def handler(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        queue = self.routes.get((request.method, request.url.path))
-        if not queue:
-            return error(404, f"No route {request.method} {request.url.path}")
-        answer = queue.pop(0) if len(queue) > 1 else queue[0]
-        return answer(request) if callable(answer) else answer
-
-    def sent(self, method: str, path: str) -> list[httpx.Request]:
-        return [r for r in self.requests if r.method == method and r.url.path == path]
+@pytest.fixture
+def api() -> FakeService:
+    return fake_discoverd()
 
 
 @pytest.fixture
-def api() -> FakeDiscoverd:
-    return FakeDiscoverd()
-
-
-@pytest.fixture
-def run(api: FakeDiscoverd, clock: FakeClock,
+def run(api: FakeService, clock: FakeClock,
         monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
     monkeypatch.delenv("IRONSIGHT_DISCOVERD_URL", raising=False)
     group = click.Group("ironsight")
@@ -86,8 +56,8 @@ def run(api: FakeDiscoverd, clock: FakeClock,
 
     def invoke(*args: str, transport: httpx.BaseTransport | None = None,
                env: dict[str, str] | None = None, input: str | None = None) -> Result:
-        runtime = client.Runtime(
-            transport=transport or httpx.MockTransport(api.handler),
+        runtime = Runtime(
+            transport=transport or api.transport,
             sleep=clock.sleep, clock=clock, poll_interval=2.0,
         )
         return CliRunner().invoke(group, list(args), obj=runtime, env=env, input=input)
@@ -124,7 +94,8 @@ def test_timeout_option(run, api):
 
 
 def test_discoverd_error_prints_its_message_and_exits_1(run, api):
-    api.add("GET", "/v1/introspection/nope", error(404, "Could not find node nope in cache"))
+    api.add("GET", "/v1/introspection/nope",
+            inspector_error(404, "Could not find node nope in cache"))
     result = run("introspection", "status", "nope")
     assert result.exit_code == 1
     assert result.stderr == "Error: Could not find node nope in cache (HTTP 404)\n"
@@ -164,7 +135,7 @@ def test_start_manage_boot(run, api, flag, sent):
 
 
 def test_start_carries_on_past_a_refused_node_then_exits_1(run, api):
-    api.add("POST", "/v1/introspection/bad", error(400, "Invalid provision state"))
+    api.add("POST", "/v1/introspection/bad", inspector_error(400, "Invalid provision state"))
     api.accept("POST", f"/v1/introspection/{UUID1}")
     result = run("introspection", "start", "bad", UUID1)
     assert result.exit_code == 1
@@ -249,7 +220,7 @@ def test_start_wait_fails_for_a_node_discoverd_forgot(run, api):
 
 
 def test_start_wait_only_waits_for_nodes_that_started(run, api):
-    api.add("POST", "/v1/introspection/bad", error(404, "Node bad not found"))
+    api.add("POST", "/v1/introspection/bad", inspector_error(404, "Node bad not found"))
     api.accept("POST", f"/v1/introspection/{UUID1}")
     api.add("GET", "/v1/introspection", listing(status(UUID1, "finished")))
     result = run("introspection", "start", "bad", UUID1, "--wait", "5")
@@ -307,7 +278,7 @@ def test_abort(run, api):
 
 
 def test_abort_refused_exits_1(run, api):
-    api.add("POST", f"/v1/introspection/{UUID1}/abort", error(409, "Node is locked"))
+    api.add("POST", f"/v1/introspection/{UUID1}/abort", inspector_error(409, "Node is locked"))
     result = run("introspection", "abort", UUID1)
     assert result.exit_code == 1
     assert "Error: Node is locked (HTTP 409)" in result.stderr

@@ -25,20 +25,18 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 from rich.console import Console
 
-from ironsight.cli.http import IRONIC_API_VERSION, IRONIC_VERSION_HEADER
+from ironsight.client.http import ApiClient, ClientError, api_answers, baremetal_client, node_path
+from ironsight.client.wait import Poller, read_nodes, until
 from ironsight.lab.bmc import BmcServer
 from ironsight.lab.machines import MachineSpec, build_tree
 
 BM_URL = "http://127.0.0.1:6385"
 DI_URL = "http://127.0.0.1:5050"
-HEADERS = {IRONIC_VERSION_HEADER: IRONIC_API_VERSION}
 console = Console(width=None if sys.stdout.isatty() else 140)
 
 MACHINES = (
@@ -65,31 +63,22 @@ def _start_service(state_dir: Path) -> subprocess.Popen[bytes]:
     log = open(state_dir / "service.log", "wb")  # noqa: SIM115 - lives as long as the process
     proc = subprocess.Popen([sys.executable, "-m", "ironsight.cli", "serve", "--config-file",
                              str(conf)], env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def answering() -> bool:
         if proc.poll() is not None:
             raise SystemExit("ironsight serve exited early:\n"
                              + (state_dir / "service.log").read_text()[-2000:])
-        try:
-            httpx.get(f"{BM_URL}/v1", timeout=1)
-            httpx.get(f"{DI_URL}/v1", timeout=1)
-            return proc
-        except httpx.TransportError:
-            time.sleep(0.2)
+        return all(api_answers(url, timeout=1) for url in (BM_URL, DI_URL))
+
+    if until(answering, 30, Poller(interval=0.2)):
+        return proc
     proc.terminate()
     raise SystemExit("ironsight serve did not answer within 30 s")
 
 
-def _call(client: httpx.Client, method: str, path: str, body: Any = None) -> Any:
-    resp = client.request(method, path, json=body)
-    if resp.status_code >= 400:
-        raise SystemExit(f"{method} {path} failed: HTTP {resp.status_code} {resp.text}")
-    return resp.json() if resp.content else None
-
-
-def _print_history(client: httpx.Client, node: str) -> None:
+def _print_history(api: ApiClient, node: str) -> None:
     """A node's history (GET /v1/nodes/NODE/history): time and event, one line each."""
-    history = _call(client, "GET", f"/v1/nodes/{node}/history")["history"]
+    history = api.get(node_path(node, "history"))["history"]
     console.print(f"[bold]history of {node}[/bold]")
     for event in history:
         console.print(f"  {event['created_at'][11:23]}  {event['event']}")
@@ -110,17 +99,20 @@ class Ramdisks(threading.Thread):
 
     def run(self) -> None:
         pending = dict(self.trees)
-        with httpx.Client(base_url=BM_URL, headers=HEADERS, timeout=10) as client:
-            while pending and not self.stop.is_set():
-                for name, tree in list(pending.items()):
-                    doc = client.get(f"/v1/nodes/{name}").json()
-                    if doc["provision_state"] == "inspect wait" \
-                            and doc["power_state"] == "power on":
-                        subprocess.run([sys.executable, "-m", "ironsight.agent", "--root",
-                                        str(tree), "--callback-url", f"{DI_URL}/v1/continue"],
-                                       check=False, stdout=subprocess.DEVNULL)
-                        del pending[name]
-                time.sleep(0.2)
+
+        def all_booted() -> bool:
+            if self.stop.is_set():
+                return True
+            for name, doc in read_nodes(api, list(pending)).items():
+                if doc["provision_state"] == "inspect wait" and doc["power_state"] == "power on":
+                    subprocess.run([sys.executable, "-m", "ironsight.agent", "--root",
+                                    str(pending.pop(name)), "--callback-url",
+                                    f"{DI_URL}/v1/continue"],
+                                   check=False, stdout=subprocess.DEVNULL)
+            return not pending
+
+        with baremetal_client(BM_URL, timeout=10) as api:
+            until(all_booted, 0, Poller(interval=0.2, sleep=self.stop.wait))
 
 
 def real_lab_unavailable() -> str | None:
@@ -137,7 +129,8 @@ def real_lab_unavailable() -> str | None:
 
 def run_lab() -> None:
     """The real demo: VMs PXE-boot the discovery ramdisk and are inspected over IPMI."""
-    from ironsight.lab.lab import LabOptions, default_vms, running
+    from ironsight.lab.lifecycle import running
+    from ironsight.lab.state import LabOptions, default_vms
 
     state_dir = Path(tempfile.mkdtemp(prefix="ironsight-demo-lab-"))
     vms = default_vms(3)
@@ -155,8 +148,8 @@ def run_lab() -> None:
             console.print("[bold]inspecting[/bold] (each VM powers on over IPMI, PXE-boots "
                           "the ramdisk from discoverd's dnsmasq, reports, powers off)")
             status = _cli("node", "inspect", *names, "--wait", "600")
-            with lab.client() as client:
-                _print_history(client, names[0])
+            with lab.client() as api:
+                _print_history(api, names[0])
             if status != 0:
                 raise SystemExit(f"inspection failed; see above (service log: "
                                  f"{lab.serve_log})")
@@ -172,12 +165,16 @@ def main() -> None:
                              "demo starts its own)")
     why = os.environ.get("IRONSIGHT_DEMO_SIMULATED") and "IRONSIGHT_DEMO_SIMULATED is set"
     why = why or real_lab_unavailable()
-    if why is None:
-        run_lab()
-        return
-    console.print(f"[yellow]The QEMU lab cannot run here ({why}); running the simulated "
-                  "inspection instead (the real agent reads machine descriptions).[/yellow]")
-    run()
+    try:
+        if why is None:
+            run_lab()
+            return
+        console.print(f"[yellow]The QEMU lab cannot run here ({why}); running the simulated "
+                      "inspection instead (the real agent reads machine descriptions)."
+                      "[/yellow]")
+        run()
+    except ClientError as exc:  # the demo's own calls (the CLI's report their errors)
+        raise SystemExit(f"the bare-metal API failed: {exc}") from None
 
 
 def run() -> None:
@@ -190,7 +187,7 @@ def run() -> None:
     proc = _start_service(state_dir)
     os.environ["IRONSIGHT_URL"] = BM_URL
     try:
-        with httpx.Client(base_url=BM_URL, headers=HEADERS, timeout=30) as client:
+        with baremetal_client(BM_URL) as api:
             console.print(f"bare-metal API {BM_URL}, discoverd {DI_URL}, virtual BMC on "
                           f"udp/127.0.0.1:{bmc.port}")
             trees = {}
@@ -200,9 +197,8 @@ def run() -> None:
                     body = {"driver": "pxe_ipmitool", "name": spec.name, "driver_info": {
                         "ipmi_address": "127.0.0.1", "ipmi_port": bmc.port,
                         "ipmi_username": "admin", "ipmi_password": password}}
-                node = _call(client, "POST", "/v1/nodes", body)
-                _call(client, "POST", "/v1/ports", {"address": spec.pxe_mac,
-                                                    "node_uuid": node["uuid"]})
+                node = api.post("/v1/nodes", body)
+                api.post("/v1/ports", {"address": spec.pxe_mac, "node_uuid": node["uuid"]})
                 trees[spec.name] = build_tree(state_dir / "machines" / spec.name, spec)
             console.print("enrolled 2 fake nodes and 1 pxe_ipmitool node, each with its PXE "
                           "port; managing them")
@@ -219,7 +215,7 @@ def run() -> None:
             console.print(f"the IPMI node's machine, as its virtual BMC sees it: power "
                           f"{machine.power_state}, next boot "  # type: ignore[attr-defined]
                           f"{machine.get_boot_device().device}")
-            _print_history(client, "ipmi-0")
+            _print_history(api, "ipmi-0")
             if status != 0:
                 raise SystemExit("inspection failed; see above")
     finally:

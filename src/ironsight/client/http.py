@@ -1,22 +1,24 @@
-"""A small synchronous HTTP wrapper shared by the CLI's client command groups.
+"""A small synchronous client of the Ironic-compatible bare-metal API.
 
-It owns what every command would otherwise repeat: the base URL, the microversion header,
-turning error bodies (Ironic's double-encoded `error_message`, ironic-inspector's
-`{"error": {"message": ...}}`) into one exception with a readable message, and turning
-transport failures into a message that says which URL was unreachable. It knows nothing of
-click, so it stays testable with `httpx.MockTransport` and reusable by any command group.
+It owns what every caller would otherwise repeat: the base URL, the microversion header,
+turning error answers into one exception with a readable message (through the project's one
+decoder, `ironsight.common.api.errors`), following `next` links, and turning transport
+failures into a message that says which URL was unreachable. It knows nothing of click, so
+it stays testable with `httpx.MockTransport` and serves the CLI, the lab and the benchmarks.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
+import uuid
 from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import quote
 
 import httpx
+
+from ironsight.common.api.errors import error_message
+from ironsight.common.api.pagination import next_query
 
 IRONIC_API_VERSION = "1.115"
 IRONIC_VERSION_HEADER = "X-OpenStack-Ironic-API-Version"
@@ -47,33 +49,23 @@ def quote_segment(value: str) -> str:
     return quote(value, safe="")
 
 
-def _fault_text(fault: Any) -> str | None:
-    """The human part of a decoded Ironic fault (or of a 406 version error)."""
-    if isinstance(fault, dict):
-        for key in ("faultstring", "description", "message", "title"):
-            if isinstance(fault.get(key), str) and fault[key]:
-                return str(fault[key])
-    if isinstance(fault, str) and fault:
-        return fault
-    return None
+def node_path(node: str, *rest: str) -> str:
+    """`/v1/nodes/NODE[/rest...]` for a node given by UUID or name."""
+    return "/".join(["/v1/nodes", quote_segment(node), *rest])
+
+
+def is_uuid(value: str) -> bool:
+    """Whether an identifier is a UUID (else a name, which some calls must resolve first)."""
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 def decode_error(response: httpx.Response) -> str:
     """The message to show for an error response, whatever shape its body has."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict):
-        raw = body.get("error_message")
-        if isinstance(raw, str):
-            with contextlib.suppress(ValueError):
-                raw = json.loads(raw)
-        text = _fault_text(raw) or _fault_text(body.get("error"))
-        if text:
-            return text
-    text = response.text.strip()
-    return text or response.reason_phrase or "no error message"
+    return error_message(response.content, response.reason_phrase or "no error message")
 
 
 def normalize_base_url(url: str) -> str:
@@ -173,23 +165,25 @@ class ApiClient:
     def iter_collection(
         self, path: str, key: str, params: Mapping[str, Any] | None = None
     ) -> Iterator[dict[str, Any]]:
-        """Every item of a paginated collection, following its `next` links.
-
-        Only the query of `next` is used, against our own base URL and path: the server may
-        build links from a public endpoint this client does not reach it by. Our filters are
-        kept in case the link leaves some out.
-        """
-        base: dict[str, Any] = dict(params or {})
-        query = base
+        """Every item of a paginated collection, following its `next` links (their query
+        only, against our own base URL: see `next_query`)."""
+        base = {k: v for k, v in (params or {}).items() if v is not None}
+        query: Mapping[str, Any] | None = base
         seen: set[str] = set()
-        while True:
+        while query is not None:
             page = self.get(path, query)
             yield from page.get(key, [])
-            link = page.get("next")
-            if not link or link in seen:
-                return
-            seen.add(link)
-            query = {**base, **dict(parse_qsl(urlsplit(link).query))}
+            query = next_query(page.get("next"), base, seen)
+
+
+def api_answers(url: str, timeout: float = 2.0) -> bool:
+    """Whether the API rooted at `url` answers its version document (a service starting up)."""
+    try:
+        with ApiClient(url, timeout=timeout) as api:
+            api.get("/v1")
+    except ClientError:
+        return False
+    return True
 
 
 def baremetal_client(
@@ -197,11 +191,13 @@ def baremetal_client(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     transport: httpx.BaseTransport | None = None,
+    version: str = IRONIC_API_VERSION,
 ) -> ApiClient:
-    """A client for the Ironic-compatible bare-metal API, at the microversion the CLI speaks."""
+    """A client for the Ironic-compatible bare-metal API, at the microversion the CLI speaks
+    (the lab asks for `latest`)."""
     return ApiClient(
         url,
-        headers={IRONIC_VERSION_HEADER: IRONIC_API_VERSION},
+        headers={IRONIC_VERSION_HEADER: version},
         timeout=timeout,
         transport=transport,
         unreachable_hint=SERVE_HINT,

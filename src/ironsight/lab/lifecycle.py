@@ -1,0 +1,309 @@
+"""Bringing a lab up and down, and telling what runs (`ironsight lab up|status|down`).
+
+`up` is all or nothing: a lab half up holds a namespace, taps and processes that the next
+`up` would trip over, so any failure takes down whatever was started before re-raising.
+`down` is idempotent for the same reason: it must clean up after any earlier failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ironsight.client.http import ClientError, api_answers, node_path
+from ironsight.client.wait import Poller, until
+from ironsight.common.config import default_ramdisk_dir
+from ironsight.lab import network
+from ironsight.lab.network import LabNetwork
+from ironsight.lab.nodes import enroll, provision, wait_states
+from ironsight.lab.processes import child_exited, log_tail, spawn, terminate
+from ironsight.lab.state import (
+    CONF_FILE,
+    DAEMON_FILE,
+    DAEMON_LOG,
+    FORMAT,
+    NS_API_PORT,
+    NS_DISCOVERD_PORT,
+    PASSWORD_FILE,
+    SERVE_LOG,
+    STATE_FILE,
+    VMS_DIR,
+    Lab,
+    LabError,
+    LabOptions,
+    read_json,
+)
+
+START_TIMEOUT = 60.0
+MANAGE_TIMEOUT = 90.0
+
+Log = Callable[[str], None]
+
+
+# --- up -----------------------------------------------------------------------------------------
+
+def up(options: LabOptions, log: Log = print) -> Lab:
+    """Bring a lab up; on any failure, take down whatever was started and re-raise."""
+    _check_host()
+    state_dir = options.state_dir.resolve()
+    old = Lab(state_dir)
+    if old.process("daemon") or old.process("serve") or network.exists(options.network):
+        raise LabError(f"a lab is already up (state in {state_dir}, namespace "
+                       f"{options.network.namespace}): `ironsight lab down` first")
+    _reset_state_dir(state_dir)
+    lab = Lab(state_dir)
+    try:
+        _up(lab, options, log)
+    except BaseException:
+        log("lab up failed: taking down what was started")
+        down(state_dir, log=lambda _: None, fallback_network=options.network)
+        raise
+    return lab
+
+
+def _up(lab: Lab, options: LabOptions, log: Log) -> None:
+    began = time.monotonic()
+    ramdisk_dir = (options.ramdisk_dir or default_ramdisk_dir()).resolve()
+    log(f"ramdisk: {ramdisk_dir}")
+    _build_ramdisk(ramdisk_dir, log)
+
+    password = secrets.token_urlsafe(12)  # 16 characters: ipmitool lanplus takes 20 at most
+    fd = os.open(lab.password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(password + "\n")
+    net = options.network
+    lab.state = {
+        "format": FORMAT, "network": net.__dict__.copy(), "bmc_user": options.bmc_user,
+        "ramdisk_dir": str(ramdisk_dir), "vms": [vm.as_dict() for vm in options.vms],
+        "pids": {}, "created_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "api_port_wanted": options.api_port, "discoverd_port_wanted": options.discoverd_port,
+        "bmc_same_ports": options.bmc_same_ports,
+    }
+    lab.save()
+
+    log(f"network: namespace {net.namespace}, bridge {net.bridge} {net.ipv4} {net.ipv6}, "
+        f"{len(options.vms)} taps")
+    network.create(net, [vm.spec.tap for vm in options.vms])
+
+    log("starting the lab daemon (virtual BMCs, QEMU, published ports)")
+    lab.state["pids"]["daemon"] = spawn(
+        [sys.executable, "-m", "ironsight.lab.daemon", str(lab.state_dir)], lab.daemon_log)
+    lab.save()
+    daemon = _wait_daemon(lab)
+    lab.state.update(api_url=f"http://127.0.0.1:{daemon['api_port']}",
+                     discoverd_url=f"http://127.0.0.1:{daemon['discoverd_port']}",
+                     bmc_root_ports=daemon["bmc_root_ports"])
+    lab.save()
+
+    conf = lab.state_dir / CONF_FILE
+    conf.write_text(service_config(lab.state_dir, net, ramdisk_dir, options.extra_conf))
+    log("starting `ironsight serve` inside the namespace")
+    lab.state["pids"]["serve"] = spawn(
+        [*net.prefix, sys.executable, "-m", "ironsight.cli", "serve", "--config-file",
+         str(conf)], lab.serve_log)
+    lab.save()
+    _wait_service(lab)
+
+    enrolled = [vm for vm in options.vms if vm.enroll]
+    log(f"enrolling {len(enrolled)} nodes")
+    with lab.client() as api:
+        for vm in enrolled:
+            lab.state.setdefault("nodes", {})[vm.spec.name] = enroll(
+                api, vm, options.bmc_user, password)
+        lab.save()
+        if options.manage and enrolled:
+            names = [vm.spec.name for vm in enrolled]
+            for name in names:
+                provision(api, name, "manage")
+            wait_states(api, names, {"manageable"}, MANAGE_TIMEOUT, failed={"enroll"})
+    log(f"lab up in {time.monotonic() - began:.1f} s")
+
+
+def _check_host() -> None:
+    if os.geteuid() != 0:
+        raise LabError("the lab needs root (network namespaces, taps)")
+    for program, package in (("qemu-system-x86_64", "qemu-system-x86"),
+                             ("qemu-img", "qemu-utils"), ("dnsmasq", "dnsmasq-base"),
+                             ("ip", "iproute2"), ("ipmitool", "ipmitool")):
+        if shutil.which(program) is None:
+            raise LabError(f"{program} is not installed (apt-get install {package})")
+    if not Path("/usr/lib/ipxe/qemu/efi-virtio.rom").exists():
+        raise LabError("QEMU's iPXE ROMs are missing (apt-get install ipxe-qemu)")
+
+
+def _reset_state_dir(state_dir: Path) -> None:
+    """A fresh service database and fresh VMs at every `up`; the ramdisk cache stays. Only
+    in a new directory or a lab's: never wipe the databases of a real service."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    foreign = [p.name for p in state_dir.iterdir() if p.name != "ramdisk"]
+    if foreign and not (state_dir / STATE_FILE).exists():
+        raise LabError(f"{state_dir} is not empty and holds no lab ({', '.join(foreign[:5])}"
+                       "): choose another --state-dir")
+    for name in (STATE_FILE, DAEMON_FILE, PASSWORD_FILE, CONF_FILE, SERVE_LOG, DAEMON_LOG,
+                 "ironsight.sqlite", "discoverd.sqlite"):
+        for path in state_dir.glob(name + "*"):
+            path.unlink()
+    for name in (VMS_DIR, "pxe", "ramdisk-logs"):
+        shutil.rmtree(state_dir / name, ignore_errors=True)
+    (state_dir / VMS_DIR).mkdir()
+
+
+def _build_ramdisk(ramdisk_dir: Path, log: Log) -> None:
+    from ironsight.ramdisk import RamdiskError
+    from ironsight.ramdisk.build import build
+
+    try:
+        result = build(ramdisk_dir, log=log)
+    except RamdiskError as exc:
+        raise LabError(f"cannot build the ramdisk: {exc}") from None
+    log(f"ramdisk {'built' if result.rebuilt else 'up to date'} "
+        f"({result.timings.get('total', 0):.1f} s)")
+
+
+def service_config(state_dir: Path, net: LabNetwork, ramdisk_dir: Path,
+                   extra: dict[str, dict[str, str]] | None = None) -> str:
+    """`ironsight serve`'s configuration inside the namespace."""
+    di_url = f"http://{net.address}:{NS_DISCOVERD_PORT}"
+    sections: dict[str, dict[str, str]] = {
+        "DEFAULT": {"state_dir": str(state_dir)},
+        "api": {"host": "127.0.0.1", "port": str(NS_API_PORT)},
+        "discoverd": {"enabled": "true", "service_url": f"{di_url}/v1"},
+        "introspection": {"host": net.address, "port": str(NS_DISCOVERD_PORT),
+                          "ironic_url": f"http://127.0.0.1:{NS_API_PORT}", "timeout": "900"},
+        "pxe": {"enabled": "true", "interface": net.bridge, "dhcp_range": net.dhcp_range(),
+                "http_url": di_url, "ramdisk_dir": str(ramdisk_dir),
+                "kernel_params": "console=ttyS0,115200"},
+        "pxe_filter": {"driver": "dnsmasq", "sync_period": "5"},
+    }
+    for section, values in (extra or {}).items():
+        sections.setdefault(section, {}).update(values)
+    out = ["# Written by `ironsight lab up`; rewritten at each up."]
+    for section, values in sections.items():
+        out.append(f"[{section}]")
+        out += [f"{key} = {value}" for key, value in values.items()]
+        out.append("")
+    return "\n".join(out)
+
+
+def _alive_or_fail(lab: Lab, role: str, log_path: Path) -> None:
+    if child_exited(lab.state["pids"][role]):
+        tail = log_tail(log_path, 40)
+        raise LabError(f"the lab's {role} exited during start-up; {log_path}:\n{tail}")
+
+
+def _wait_daemon(lab: Lab) -> dict[str, Any]:
+    """What the daemon published (its ports) once it is ready."""
+    ready: dict[str, Any] = {}
+
+    def published() -> bool:
+        data = read_json(lab.state_dir / DAEMON_FILE)
+        if data and data.get("pid") == lab.state["pids"]["daemon"]:
+            ready.update(data)
+            return True
+        _alive_or_fail(lab, "daemon", lab.daemon_log)
+        return False
+
+    if not until(published, START_TIMEOUT, Poller(interval=0.1)):
+        raise LabError(f"the lab daemon did not start within {START_TIMEOUT:.0f} s; "
+                       f"see {lab.daemon_log}")
+    return ready
+
+
+def _wait_service(lab: Lab) -> None:
+    """Both APIs answer and dnsmasq runs (it starts after the PXE filter's first sync)."""
+    pending = [lab.api_url, lab.discoverd_url]
+
+    def ready() -> bool:
+        _alive_or_fail(lab, "serve", lab.serve_log)
+        while pending:
+            if not api_answers(pending[0]):
+                return False
+            pending.pop(0)
+        return bool(lab.pxe_lines("dnsmasq started"))
+
+    if not until(ready, START_TIMEOUT, Poller(interval=0.2)):
+        waiting = "no dnsmasq" if not pending else f"waiting for {pending[0]}/v1"
+        raise LabError(f"`ironsight serve` was not ready within {START_TIMEOUT:.0f} s "
+                       f"({waiting}); see {lab.serve_log}:\n{log_tail(lab.serve_log, 40)}")
+
+
+# --- status -------------------------------------------------------------------------------------
+
+def status(state_dir: Path) -> dict[str, Any]:
+    """What runs and what the service says about each node (for `ironsight lab status`)."""
+    lab = Lab(state_dir)
+    if not lab.exists:
+        return {"up": False, "state_dir": str(lab.state_dir)}
+    nodes: dict[str, dict[str, Any]] = {}
+    api_error = None
+    serve_pid = lab.process("serve")
+    if serve_pid and lab.state.get("api_url"):
+        try:
+            with lab.client(timeout=5) as api:
+                for name in lab.state.get("nodes", {}):
+                    nodes[name] = api.get(node_path(name))
+        except ClientError as exc:
+            api_error = str(exc)
+    vms = []
+    for vm in lab.vms:
+        node = nodes.get(vm.spec.name, {})
+        props = node.get("properties") or {}
+        vms.append({
+            **vm.spec.as_dict(), "driver": vm.driver if vm.enroll else None,
+            "bmc_port": vm.bmc_port,
+            "bmc_root_port": lab.state.get("bmc_root_ports", {}).get(vm.spec.name),
+            "qemu_pid": lab.qemu_pid(vm.spec.name),
+            "provision_state": node.get("provision_state"),
+            "power_state": node.get("power_state"),
+            "found": {key: props.get(key) for key in ("cpus", "memory_mb", "local_gb")
+                      if key in props},
+        })
+    daemon_pid = lab.process("daemon")
+    return {
+        "up": bool(daemon_pid and serve_pid),
+        "state_dir": str(lab.state_dir), "namespace": lab.network.namespace,
+        "namespace_exists": network.exists(lab.network),
+        "daemon_pid": daemon_pid, "serve_pid": serve_pid,
+        "api_url": lab.state.get("api_url"), "discoverd_url": lab.state.get("discoverd_url"),
+        "api_error": api_error, "vms": vms,
+    }
+
+
+# --- down ---------------------------------------------------------------------------------------
+
+def down(state_dir: Path, *, log: Log = print, fallback_network: LabNetwork | None = None,
+         grace: float = 15.0) -> None:
+    """Stop everything the lab started and delete its namespace. Idempotent. Without a lab
+    state, `fallback_network`'s namespace (default: ironsight-lab) is deleted."""
+    lab = Lab(state_dir)
+    net = lab.network if lab.exists else (fallback_network or LabNetwork())
+    for role in ("serve", "daemon"):  # serve first: it ends dnsmasq and stops using the BMCs
+        pid = lab.process(role)
+        if pid is None:
+            continue
+        log(f"stopping the lab's {role} (pid {pid})")
+        terminate(pid, grace)
+    leftovers = network.destroy(net)  # [] when the namespace is already gone
+    if leftovers:
+        log(f"ended {len(leftovers)} processes left in namespace {net.namespace}: {leftovers}")
+    if lab.exists:
+        lab.state["pids"] = {}
+        lab.save()
+    log(f"lab down (namespace {net.namespace} deleted)")
+
+
+@contextlib.contextmanager
+def running(options: LabOptions, log: Log = print) -> Iterator[Lab]:
+    """A lab for the duration of a block (tests, benchmarks): always taken down."""
+    lab = up(options, log)
+    try:
+        yield lab
+    finally:
+        down(options.state_dir, log=log)

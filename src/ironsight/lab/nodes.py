@@ -1,0 +1,63 @@
+"""The lab's nodes in the bare-metal API: enrol a VM, ask for a provision action, wait.
+
+The lab is a user of the API like any other, so it goes through the operator client
+(`ironsight.client`) and its one wait loop. The API's refusals become `LabError`, which
+`ironsight lab up`, the tests and the benchmarks report as they report the lab's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+
+from ironsight.client.http import ApiClient, ClientError, node_path
+from ironsight.client.wait import Node, NodeWatch, Poller, wait_for_nodes
+from ironsight.lab.state import LabError, LabVm
+
+
+@contextlib.contextmanager
+def _refused(action: str) -> Iterator[None]:
+    try:
+        yield
+    except ClientError as exc:
+        raise LabError(f"{action}: {exc}") from None
+
+
+def enroll(api: ApiClient, vm: LabVm, user: str, password: str) -> str:
+    """The node of a VM, with its PXE port and its BMC in driver_info; returns its UUID."""
+    with _refused(f"enrolling {vm.spec.name}"):
+        node = api.post("/v1/nodes", {
+            "name": vm.spec.name, "driver": vm.driver,
+            "driver_info": {"ipmi_address": "127.0.0.1", "ipmi_port": vm.bmc_port,
+                            "ipmi_username": user, "ipmi_password": password}})
+        api.post("/v1/ports", {"address": vm.spec.mac, "node_uuid": node["uuid"]})
+    return str(node["uuid"])
+
+
+def provision(api: ApiClient, node: str, target: str) -> None:
+    with _refused(f"{target} {node}"):
+        api.put(node_path(node, "states", "provision"), {"target": target})
+
+
+def wait_states(api: ApiClient, nodes: Iterable[str], wanted: set[str], timeout: float, *,
+                failed: set[str] | None = None,
+                settled: Callable[[Node], bool] | None = None,
+                poll: float = 0.5) -> dict[str, Node]:
+    """Poll until every node is in one of `wanted` (and `settled`); fail at once when one
+    reaches a `failed` state, or at the deadline, naming the nodes, states and errors.
+    Returns the nodes' whole documents."""
+    watch = NodeWatch.provision(*sorted(wanted), failed_states=frozenset(failed or ()),
+                                settled=settled, fields=None)
+    with _refused("waiting for nodes"):
+        outcome = wait_for_nodes(api, list(nodes), watch, timeout, Poller(interval=poll),
+                                 stop_on_failure=True)
+    if outcome.failed:
+        name = outcome.failed[0]
+        doc = outcome.last[name]
+        raise LabError(f"node {name} is {doc['provision_state']}: {doc.get('last_error')}")
+    if outcome.timed_out:
+        states = {name: (outcome.last[name]["provision_state"],
+                         outcome.last[name].get("last_error")) for name in outcome.timed_out}
+        raise LabError(f"nodes not {'/'.join(sorted(wanted))} after {timeout:.0f} s: "
+                       f"{states}")
+    return {name: outcome.last[name] for name in outcome.reached}

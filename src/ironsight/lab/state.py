@@ -1,0 +1,204 @@
+"""What a lab is: its VMs, the options `up` takes, and the state directory describing it.
+
+Every lab process (the `ironsight lab` commands, the daemon, tests and benchmarks) reads the
+same state directory, so the lab's whole description lives in files there, not in memory:
+`lab.json` (the VMs, ports, pids; no secret), the BMC password in a 0600 file (read by the
+daemon and ipmitool `-f`; never on a command line), `ironsight.conf`, the service's database
+and logs, and `vms/` (disks, serial logs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ironsight.client.http import ApiClient, baremetal_client
+from ironsight.common.config import default_state_dir
+from ironsight.common.process import runs_with
+from ironsight.lab.network import LabNetwork
+from ironsight.lab.qemu import VmFiles, VmSpec
+
+STATE_FILE = "lab.json"
+DAEMON_FILE = "daemon.json"
+PASSWORD_FILE = "bmc-password"
+CONF_FILE = "ironsight.conf"
+SERVE_LOG = "serve.log"
+DAEMON_LOG = "lab-daemon.log"
+VMS_DIR = "vms"
+FORMAT = 1
+
+NS_API_PORT = 6385  # inside the namespace, on its loopback
+NS_DISCOVERD_PORT = 5050  # inside the namespace, on the bridge address
+DRIVERS = ("pxe_ipmitool", "pxe_ipminative")
+# (vCPUs, MiB, disk GiB) of VM 1, 2, 3, then again. Disks of 4 GiB at least: smaller ones
+# are no root disk (IPA's rule, which the agent follows) and local_gb would be 0. Memory is
+# small: TCG is CPU-bound and 256 MiB is plenty for the ramdisk.
+SIZES = ((1, 256, 4), (2, 320, 5), (1, 288, 6))
+
+
+class LabError(Exception):
+    """The lab cannot be brought up (or down); the message says what to do."""
+
+
+@dataclass(frozen=True)
+class LabVm:
+    spec: VmSpec
+    driver: str
+    bmc_port: int  # inside the namespace (the node's ipmi_port)
+    enroll: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec.as_dict(), "driver": self.driver, "bmc_port": self.bmc_port,
+                "enroll": self.enroll}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LabVm:
+        return cls(VmSpec.from_dict(data["spec"]), data["driver"], int(data["bmc_port"]),
+                   bool(data.get("enroll", True)))
+
+
+def default_vms(count: int, *, bmc_base_port: int = 6230) -> list[LabVm]:
+    """`count` VMs named lab-1..N, drivers alternating, sizes cycling through SIZES."""
+    vms = []
+    for index in range(count):
+        cpus, memory_mb, disk_gb = SIZES[index % len(SIZES)]
+        number = index + 1
+        mac = f"52:54:00:1a:{number >> 8:02x}:{number & 0xFF:02x}"
+        spec = VmSpec(name=f"lab-{number}", mac=mac, tap=f"tap{number}", cpus=cpus,
+                      memory_mb=memory_mb, disk_gb=disk_gb)
+        vms.append(LabVm(spec, DRIVERS[index % len(DRIVERS)], bmc_base_port + index))
+    return vms
+
+
+@dataclass
+class LabOptions:
+    """What `up` is asked for."""
+
+    state_dir: Path
+    vms: list[LabVm]
+    network: LabNetwork = field(default_factory=LabNetwork)
+    ramdisk_dir: Path | None = None  # None: the default of `ironsight ramdisk build`
+    api_port: int = 6385  # published on root 127.0.0.1; 0: any free port
+    discoverd_port: int = 5050
+    bmc_user: str = "admin"
+    # The BMCs also answer on root 127.0.0.1: on the same port numbers as inside (when free),
+    # or, False, on any free ports (tests running next to other users of those ports).
+    bmc_same_ports: bool = True
+    # [section] option = value merged into the service's configuration (tests, benchmarks)
+    extra_conf: dict[str, dict[str, str]] = field(default_factory=dict)
+    manage: bool = True  # move the enrolled nodes to manageable
+
+
+def default_lab_dir() -> Path:
+    return Path(default_state_dir()) / "lab"
+
+
+class Lab:
+    """A lab as its state directory describes it (up or not)."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir.resolve()
+        self.state: dict[str, Any] = read_json(self.state_dir / STATE_FILE) or {}
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.state)
+
+    @property
+    def network(self) -> LabNetwork:
+        return LabNetwork(**self.state["network"]) if self.state else LabNetwork()
+
+    @property
+    def vms(self) -> list[LabVm]:
+        return [LabVm.from_dict(vm) for vm in self.state.get("vms", [])]
+
+    def vm(self, name: str) -> LabVm:
+        for vm in self.vms:
+            if vm.spec.name == name:
+                return vm
+        raise KeyError(name)
+
+    @property
+    def api_url(self) -> str:
+        return str(self.state["api_url"])
+
+    @property
+    def discoverd_url(self) -> str:
+        return str(self.state["discoverd_url"])
+
+    @property
+    def password_file(self) -> Path:
+        return self.state_dir / PASSWORD_FILE
+
+    @property
+    def serve_log(self) -> Path:
+        return self.state_dir / SERVE_LOG
+
+    @property
+    def daemon_log(self) -> Path:
+        return self.state_dir / DAEMON_LOG
+
+    def files(self, name: str) -> VmFiles:
+        return VmFiles(self.state_dir / VMS_DIR, name)
+
+    def client(self, timeout: float = 30.0) -> ApiClient:
+        """A client of the bare-metal API (latest microversion), through the published port."""
+        return baremetal_client(self.api_url, timeout=timeout, version="latest")
+
+    def ipmitool(self, name: str, *args: str, timeout: float = 30.0
+                 ) -> subprocess.CompletedProcess[str]:
+        """ipmitool against a VM's BMC, from inside the namespace as the service runs it."""
+        vm = self.vm(name)
+        argv = [*self.network.prefix, "ipmitool", "-I", "lanplus", "-H", "127.0.0.1",
+                "-p", str(vm.bmc_port), "-U", self.state["bmc_user"],
+                "-f", str(self.password_file), *args]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+
+    def qemu_pid(self, name: str) -> int | None:
+        """The pid of the VM's QEMU if it runs (from its pid file, checked)."""
+        files = self.files(name)
+        try:
+            pid = int(files.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if runs_with(pid, str(files.pid_file).encode()) else None
+
+    def pxe_lines(self, pattern: str = "") -> list[str]:
+        """discoverd's PXE and dnsmasq log lines (leases, refusals), optionally filtered."""
+        try:
+            text = self.serve_log.read_text(errors="replace")
+        except OSError:
+            return []
+        return [line for line in text.splitlines()
+                if ("ironsight.discoverd.pxe" in line) and pattern in line]
+
+    def process(self, role: str) -> int | None:
+        """The pid of the lab's `daemon` or `serve` if it still runs."""
+        pid = self.state.get("pids", {}).get(role)
+        if not isinstance(pid, int):
+            return None
+        return pid if runs_with(pid, str(self.state_dir).encode()) else None
+
+    def save(self) -> None:
+        write_json(self.state_dir / STATE_FILE, self.state)
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from a state file; None when it is missing, partial or not an object."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Atomically (write, then rename): other lab processes may read the file at any time."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
