@@ -30,7 +30,8 @@ from ironsight.discoverd import client as discoverd
 
 BM = {"X-OpenStack-Ironic-API-Version": "1.115"}
 # Seconds between status polls while waiting, as in the Ironic measurement we compare with
-# (reference/ironic-peer.md §4: every 0.25 s); a tighter poll mostly measures the poll.
+# (Ironic 39 polled every 0.25 s there; bench/RESULTS.md); a tighter poll mostly measures
+# the poll.
 POLL = 0.25
 
 

@@ -99,7 +99,7 @@ def normalize_url(base_url: str | None) -> str:
 
 
 def _check_ident(uuid: Any) -> str:
-    """Like the seed's client: a non-string would be formatted into a wrong URL silently."""
+    """Like ironic_discoverd.client: a non-string would be formatted into a wrong URL silently."""
     if not isinstance(uuid, str):
         raise TypeError(f"expected a string for the node UUID, got {uuid!r}")
     return uuid
@@ -428,7 +428,7 @@ class AsyncClient:
         return await self._run(_wait(uuids, retry_interval, max_retries))
 
 
-# --- module-level functions (the seed's API): one short-lived connection per call -----------
+# --- module-level functions (the design's API): one short-lived connection per call ---------
 
 
 def _once(base_url: str | None, auth_token: str | None, timeout: float,

@@ -110,11 +110,12 @@ class Introspector:
         if await self.cache.transition(uuid, "wait"):
             LOG.info("Node %s: waiting for the ramdisk's callback", uuid)
 
-    async def fail(self, uuid: str, message: str) -> bool:
-        """End the introspection with `message`; False if it had already ended."""
-        LOG.error("Node %s: %s", uuid, message)
-        if not await self.cache.transition(uuid, "error", error=message):
+    async def fail(self, uuid: str, message: str, event: str = "error") -> bool:
+        """End the introspection with `message` (through `event`, which says from which
+        states); False if it was not in one of them (it had ended, say)."""
+        if not await self.cache.transition(uuid, event, error=message):
             return False
+        LOG.error("Node %s: %s", uuid, message)
         await self.notify()
         return True
 

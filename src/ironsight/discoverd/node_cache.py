@@ -251,12 +251,16 @@ class NodeCache:
                 found.append(Introspection.from_row(row))
         return found
 
-    async def claim(self, uuid: str, state: str) -> bool:
-        """Take over an active introspection left by a dead process."""
+    async def claim(self, intro: Introspection) -> bool:
+        """Take over an active introspection left by a dead process: only while it is in
+        the state and has the owner it was seen with, so that of two processes taking over
+        at once, one wins."""
+        owner = introspections.c.owner
         async with self.db.begin() as conn:
             result = await conn.execute(
-                update(introspections).where(introspections.c.uuid == uuid,
-                                             introspections.c.state == state)
+                update(introspections).where(
+                    introspections.c.uuid == intro.uuid, introspections.c.state == intro.state,
+                    owner.is_(None) if intro.owner is None else owner == intro.owner)
                 .values(owner=self.owner, updated_at=utcnow()))
         return bool(result.rowcount)
 

@@ -32,6 +32,7 @@ from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.plugins.base import (
     Changes,
+    Fact,
     ProcessingContext,
     ProcessingHook,
     ReportedError,
@@ -65,39 +66,51 @@ class Processor:
         if failures:
             message = "; ".join(failures)
             self._store_logs(uuid, logs, failed=True)
-            await self._end_with_error(uuid, message)
+            if not await self.end_with_error(uuid, message, event="refuse"):
+                raise await self._not_accepting(uuid)
             raise Invalid(message)
         if not await self.cache.transition(uuid, "process", owner=self.cache.owner):
-            intro = await self.cache.get(uuid)
-            raise Invalid(f"Introspection of node {uuid} is {intro.state}; "
-                          "it does not accept ramdisk data now")
+            raise await self._not_accepting(uuid)
         self._store_logs(uuid, logs, failed=False)
         if self.conf.processing.store_data:
             await self.cache.store_data(uuid, raw, processed=False)
         self.introspector.spawn(uuid, lambda: self._complete(uuid, ctx), "processing")
         return {"uuid": uuid}
 
+    async def _not_accepting(self, uuid: str) -> Invalid:
+        intro = await self.cache.get(uuid)
+        return Invalid(f"Introspection of node {uuid} is {intro.state}; "
+                       "it does not accept ramdisk data now")
+
     async def _complete(self, uuid: str, ctx: ProcessingContext) -> None:
         try:
             await self._update_node(uuid, ctx)
         except IronsightError as exc:
-            await self._end_with_error(uuid, f"Failed to process the ramdisk data: {exc}")
+            await self.end_with_error(uuid, f"Failed to process the ramdisk data: {exc}")
             return
         await self.finish(uuid)
 
     def _run(self, ctx: ProcessingContext, step: str) -> list[str]:
         """Run one step of every hook; a hook that fails, however it fails, is reported by
-        name (a buggy hook must end the introspection, not leave it `processing`)."""
-        failures = []
+        name (a buggy hook must end the introspection, not leave it `processing`). A hook
+        that needs a fact a failed hook did not provide is skipped: its failure would only
+        repeat the first one."""
+        failures: list[str] = []
+        lost: set[Fact[Any]] = set()
         for hook in self.hooks:
+            if lost.intersection(hook.requires):
+                lost.update(hook.provides)
+                continue
             try:
                 getattr(hook, step)(ctx)
             except Invalid as exc:
                 failures.append(str(exc) if isinstance(exc, ReportedError)
                                 else f"{hook.name}: {exc}")
+                lost.update(hook.provides)
             except Exception as exc:
                 LOG.exception("Processing hook %s crashed", hook.name)
                 failures.append(f"{hook.name}: unexpected error: {exc!r}")
+                lost.update(hook.provides)
         return failures
 
     async def _update_node(self, uuid: str, ctx: ProcessingContext) -> None:
@@ -139,18 +152,21 @@ class Processor:
         if self.conf.processing.power_off and intro.manage_boot:
             error = await self.introspector.power_off(uuid, why="introspection finished")
             if error:
-                await self._end_with_error(uuid, error)
+                await self.end_with_error(uuid, error)
                 return
         if await self.cache.transition(uuid, "finish"):
             await self.introspector.notify()
             LOG.info("Node %s: introspection finished", uuid)
 
-    async def _end_with_error(self, uuid: str, message: str) -> None:
+    async def end_with_error(self, uuid: str, message: str, event: str = "error") -> bool:
+        """End the introspection in error (see `Introspector.fail`) and power the node off;
+        False when it was not in a state `event` leaves."""
         intro = await self.cache.get(uuid)
-        if not await self.introspector.fail(uuid, message):
-            return
+        if not await self.introspector.fail(uuid, message, event):
+            return False
         if intro.manage_boot and self.conf.processing.power_off:
             self.workers.spawn(lambda: self._power_off_quietly(uuid), name=f"off:{uuid}")
+        return True
 
     async def _power_off_quietly(self, uuid: str) -> None:
         await self.introspector.power_off(uuid, why="introspection failed")
@@ -201,7 +217,7 @@ class Processor:
                 raise Invalid("; ".join(failures))
             await self._update_node(uuid, ctx)
         except IronsightError as exc:
-            await self._end_with_error(uuid, f"{what}: {exc}")
+            await self.end_with_error(uuid, f"{what}: {exc}")
             return False
         return True
 

@@ -60,7 +60,7 @@ class Recovery:
         returns how many."""
         resumed = 0
         for intro in await self.cache.owned_by_dead_processes():
-            if not await self.cache.claim(intro.uuid, intro.state):
+            if not await self.cache.claim(intro):
                 continue
             resumed += 1
             LOG.warning("Node %s: resuming introspection step '%s' after a restart",
@@ -81,7 +81,7 @@ class Recovery:
         try:
             await self.cache.get_data(uuid, processed=False)
         except NotFound:
-            await self.cache.transition(uuid, "error", error="The service restarted while "
-                                        "processing and no raw data was stored to resume")
+            await self.processor.end_with_error(uuid, "The service restarted while processing "
+                                                "and no raw data was stored to resume")
             return
         await self.processor.run_reapply_from_processing(uuid)

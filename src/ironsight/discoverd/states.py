@@ -29,12 +29,14 @@ ALLOWED_FROM: dict[str, tuple[str, ...]] = {
     "reapply": (FINISHED, ERROR),
     "abort": (STARTING, WAITING),
     "abort_end": (ABORTING,),
+    "refuse": (WAITING, STARTING),  # a report its hooks refuse ends only what waits for one
     "timeout": UNFINISHED,
     "error": UNFINISHED,
 }
 
 EVENT_TARGET = {
     "start": STARTING, "wait": WAITING, "process": PROCESSING, "finish": FINISHED,
-    "reapply": REAPPLYING, "abort": ABORTING, "abort_end": ERROR, "timeout": ERROR,
+    "reapply": REAPPLYING, "abort": ABORTING, "abort_end": ERROR, "refuse": ERROR,
+    "timeout": ERROR,
     "error": ERROR,
 }

@@ -37,7 +37,7 @@ async def test_locked_node_answers_409_naming_the_holder(
 async def test_lock_is_exclusive_between_two_acquirers(service: BaremetalService,
                                                        api: httpx.AsyncClient) -> None:
     node = await create_node(api)
-    task = await service.conductor.acquire(node["uuid"])
+    task = await service.conductor.tasks.acquire(node["uuid"])
     try:
         from ironsight.baremetal.conductor.task import TaskManager
         from ironsight.common.exceptions import NodeLocked

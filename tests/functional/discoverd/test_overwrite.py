@@ -1,4 +1,4 @@
-"""Existing node properties: kept by default (the seed's behaviour), replaced on request."""
+"""Existing node properties: kept by default (the design's behaviour), replaced on request."""
 
 from __future__ import annotations
 

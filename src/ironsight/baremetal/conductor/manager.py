@@ -57,9 +57,6 @@ class Conductor:
         """What node documents show as their conductor."""
         return self.conf.DEFAULT.host
 
-    async def acquire(self, ident: str) -> NodeTask:
-        return await self.tasks.acquire(ident)
-
     # --- provisioning ---------------------------------------------------------------------
 
     async def do_provision_action(self, ident: str, verb: str) -> None:

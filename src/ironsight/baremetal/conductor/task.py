@@ -149,9 +149,9 @@ class TaskManager:
     @asynccontextmanager
     async def try_locked(self, ident: str) -> AsyncIterator[NodeTask | None]:
         """For periodic work: the locked node, or None when it is locked or gone (the next
-        period will see it); the lock is released when the block ends."""
+        period will see it: no retry here); the lock is released when the block ends."""
         try:
-            task = await self.acquire(ident)
+            task = await self.acquire(ident, attempts=1)
         except (NodeLocked, NotFound):
             yield None
             return

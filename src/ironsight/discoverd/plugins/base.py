@@ -177,11 +177,11 @@ def _missing(name: str, fact: Fact[Any], names: Sequence[str],
     if later:
         return (f"{where}: hook {name!r} needs {fact.name!r}, which hook {later[0]!r} "
                 f"provides, but {later[0]!r} comes after it; list {later[0]!r} first")
-    providers = sorted(n for n, ep in available.items() if n not in classes
-                       and _provides(ep, fact))
+    providers = " or ".join(repr(n) for n, ep in sorted(available.items())
+                            if n not in classes and _provides(ep, fact))
     if providers:
-        return (f"{where}: hook {name!r} needs {fact.name!r}, which hook {providers[0]!r} "
-                f"provides; add {providers[0]!r} before {name!r}")
+        return (f"{where}: hook {name!r} needs {fact.name!r}, which hook {providers} "
+                f"provides; add {providers} before {name!r}")
     return f"{where}: hook {name!r} needs {fact.name!r}, which no available hook provides"
 
 

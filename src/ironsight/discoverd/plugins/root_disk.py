@@ -44,7 +44,7 @@ class RootDiskSelection(ProcessingHook):
     provides = (ROOT_DISK,)
 
     def before_update(self, ctx: ProcessingContext) -> None:
-        if ctx.data.get("legacy_format") and "local_gb" in ctx.data:
+        if ctx.data.get("legacy_format") and ctx.data.get("local_gb") is not None:
             ctx.set(ROOT_DISK, RootDisk(None, int(ctx.data["local_gb"])))
             return
         hints = (ctx.node.get("properties") or {}).get("root_device")

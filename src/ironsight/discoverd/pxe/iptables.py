@@ -2,10 +2,10 @@
 provisioning interface go through before they reach dnsmasq.
 
 Default mode: one DROP rule per denied MAC. With deny_unknown_macs: one ACCEPT rule per
-allowed MAC, then DROP. Unlike the design's driver, which rebuilt the whole chain at every sync, a change
-is one rule added or deleted; several changes at once are one `iptables-restore --noflush`
-run. A reconcile reads the chain back (`iptables -S`), so a flushed chain or a lost INPUT
-rule are repaired. The chain and its INPUT rule are removed at stop.
+allowed MAC, then DROP. Unlike the design's driver, which rebuilt the whole chain at every
+sync, a change is one rule added or deleted; several changes at once are one
+`iptables-restore --noflush` run. A reconcile reads the chain back (`iptables -S`), so a
+flushed chain or a lost INPUT rule are repaired. The chain and its INPUT rule are removed at stop.
 """
 
 from __future__ import annotations

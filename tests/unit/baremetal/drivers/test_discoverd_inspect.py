@@ -1,6 +1,6 @@
-"""DiscoverdInspect with a mocked discoverd client: every branch the seed describes.
+"""DiscoverdInspect with a mocked discoverd client: every branch the design describes.
 
-The client is a stand-in here (the seed asks for unit tests with a mocked client); the real
+The client is a stand-in here (the design asks for unit tests with a mocked client); the real
 client and service are exercised in tests/functional/inspection/.
 """
 
@@ -67,7 +67,7 @@ class FakeClient:
         pass
 
 
-# --- loading (the seed's constructor checks) --------------------------------------------------
+# --- loading (the design's constructor checks) ------------------------------------------------
 
 
 def test_enabled_without_service_url_refuses_to_load() -> None:
@@ -281,7 +281,7 @@ async def test_poll_skips_locked_node_until_next_period(svc: BaremetalService,
     uuid = await managed_node(svc)
     await inspect(svc, uuid)
     client.statuses[uuid] = {"uuid": uuid, "finished": True, "state": "finished", "error": None}
-    task = await svc.conductor.acquire(uuid)
+    task = await svc.conductor.tasks.acquire(uuid)
     try:
         assert await check(svc) == 0  # locked nodes are not even asked about
     finally:
@@ -299,6 +299,47 @@ async def test_node_unknown_to_discoverd_fails_after_grace(svc: BaremetalService
             "provision_updated_at": dbapi.utcnow() - dt.timedelta(minutes=5)})
     assert await check(svc) == 1
     assert "no record" in (await node(svc, uuid))["last_error"]
+
+
+def previous_introspection(uuid: str, started: dt.datetime) -> dict[str, Any]:
+    """What discoverd reports while it has not recorded a re-inspection's start yet."""
+    return {"uuid": uuid, "finished": True, "state": "error", "error": "Canceled by operator",
+            "started_at": started.isoformat(), "finished_at": started.isoformat()}
+
+
+async def test_reinspection_is_not_ended_by_the_previous_introspection(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    earlier = dbapi.utcnow() - dt.timedelta(hours=1)
+    client.statuses[uuid] = previous_introspection(uuid, earlier)
+    assert await check(svc) == 0
+    assert (await node(svc, uuid))["provision_state"] == states.INSPECTWAIT
+
+
+async def test_previous_introspection_counts_once_the_grace_period_is_over(
+        svc: BaremetalService, client: FakeClient) -> None:
+    """discoverd's clock may be behind ours: a status that only looks older is not ignored
+    for ever."""
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.statuses[uuid] = previous_introspection(uuid, dbapi.utcnow() - dt.timedelta(hours=1))
+    async with svc.db.begin() as conn:
+        await dbapi.update_node(conn, (await node(svc, uuid))["id"], {
+            "provision_updated_at": dbapi.utcnow() - dt.timedelta(minutes=5)})
+    assert await check(svc) == 1
+    assert (await node(svc, uuid))["provision_state"] == states.INSPECTFAIL
+
+
+async def test_status_of_this_introspection_ends_it_at_once(svc: BaremetalService,
+                                                           client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    started = dbapi.utcnow().replace(tzinfo=dt.UTC)
+    client.statuses[uuid] = {"uuid": uuid, "finished": True, "state": "finished",
+                             "error": None, "started_at": started.isoformat()}
+    assert await check(svc) == 1
+    assert (await node(svc, uuid))["provision_state"] == states.MANAGEABLE
 
 
 async def test_operator_abort_aborts_in_discoverd(svc: BaremetalService,
