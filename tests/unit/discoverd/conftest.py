@@ -3,7 +3,6 @@ test) and a `FakeBareMetal` (see helpers.py for why a stand-in is right here).""
 
 from __future__ import annotations
 
-import shutil
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from ironsight.discoverd import introspect
 from ironsight.discoverd.db.models import VERSION_TABLE
 from ironsight.discoverd.node_cache import NodeCache
 
+from ..databases import copy_of, migrated_template
 from .helpers import Build, Discoverd, FastClock, conf_with
 
 MIGRATIONS = "ironsight.discoverd.db:migrations"
@@ -23,19 +23,15 @@ MIGRATIONS = "ironsight.discoverd.db:migrations"
 
 @pytest.fixture(scope="session")
 def discoverd_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("discoverd-db") / "discoverd.sqlite"
-    run_migrations(f"sqlite:///{path}", MIGRATIONS, VERSION_TABLE)
-    return path
+    return migrated_template(tmp_path_factory, "discoverd.sqlite",
+                             lambda url: run_migrations(url, MIGRATIONS, VERSION_TABLE))
 
 
 @pytest.fixture
 async def db(discoverd_db_template: Path, tmp_path: Path) -> AsyncIterator[Database]:
     """A fresh, migrated discoverd database of this test."""
-    path = tmp_path / "discoverd.sqlite"
-    shutil.copyfile(discoverd_db_template, path)
-    database = Database(f"sqlite:///{path}")
-    yield database
-    await database.close()
+    async with copy_of(discoverd_db_template, tmp_path) as database:
+        yield database
 
 
 @pytest.fixture

@@ -3,36 +3,32 @@ test): node rows written and read with the db api, locks taken by a TaskManager.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from ironsight.baremetal.conductor.task import TaskManager
-from ironsight.baremetal.service import upgrade_database
-from ironsight.common import config
-from ironsight.common.db import Database
+from ironsight.baremetal.db.models import VERSION_TABLE
+from ironsight.baremetal.service import MIGRATIONS
+from ironsight.common.db import Database, run_migrations
 from ironsight.common.workers import WorkerPool
 
+from ...databases import copy_of, migrated_template
 from .helpers import OTHER, OWNER
 
 
 @pytest.fixture(scope="session")
 def baremetal_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("baremetal-db") / "ironsight.sqlite"
-    upgrade_database(config.load(overrides={"database": {"connection": f"sqlite:///{path}"}}))
-    return path
+    return migrated_template(tmp_path_factory, "ironsight.sqlite",
+                             lambda url: run_migrations(url, MIGRATIONS, VERSION_TABLE))
 
 
 @pytest.fixture
 async def db(baremetal_db_template: Path, tmp_path: Path) -> AsyncIterator[Database]:
     """A fresh, migrated bare-metal database of this test."""
-    path = tmp_path / "ironsight.sqlite"
-    shutil.copyfile(baremetal_db_template, path)
-    database = Database(f"sqlite:///{path}")
-    yield database
-    await database.close()
+    async with copy_of(baremetal_db_template, tmp_path) as database:
+        yield database
 
 
 @pytest.fixture
