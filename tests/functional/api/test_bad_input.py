@@ -91,6 +91,17 @@ async def test_oversized_body_is_413(api: httpx.AsyncClient) -> None:
     assert await node_count(api) == 0
 
 
+async def test_deeply_nested_body_is_400_naming_the_limit_and_creates_nothing(
+        api: httpx.AsyncClient) -> None:
+    for depth in (40, 300_000):  # past [api] max_json_depth, and past Python's own limit
+        body = '{"driver": "fake", "extra": {"x": ' + "[" * depth + "]" * depth + "}}"
+        resp = await api.post("/v1/nodes", content=body,
+                              headers={"Content-Type": "application/json"})
+        assert resp.status_code == 400, (depth, resp.text)
+        assert "nested more than 32 levels deep" in fault(resp)
+    assert await node_count(api) == 0
+
+
 async def test_patch_of_read_only_field_is_400_and_changes_nothing(
         api: httpx.AsyncClient) -> None:
     node = await create_node(api, name="keep")

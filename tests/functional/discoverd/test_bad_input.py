@@ -58,6 +58,20 @@ def _minimal(m: Machine, **extra: Any) -> dict[str, Any]:
                           "memory": {"physical_mb": 2048}}, **extra}
 
 
+async def test_deeply_nested_report_is_400_and_ends_no_introspection(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient,
+        bystanders: tuple[Machine, Machine]) -> None:
+    waiting, _ = bystanders
+    payload = ipa_payload(waiting)
+    payload["extra"] = {"nested": []}
+    text = json.dumps(payload).replace('"nested": []', '"nested": ' + "[" * 40 + "]" * 40)
+    resp = await di.post("/v1/continue", content=text,
+                         headers={"Content-Type": "application/json"})
+    assert resp.status_code == 400
+    assert "nested more than 32 levels deep" in error_message(resp)
+    assert (await status(di, waiting.uuid))["state"] == "waiting"
+
+
 @SMALL_LIMITS
 async def test_body_over_the_limit_is_413(bm: httpx.AsyncClient, di: httpx.AsyncClient,
                                           bystanders: tuple[Machine, Machine]) -> None:

@@ -1,0 +1,59 @@
+"""Microversions, negotiated by one policy per service."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.requests import Request
+
+from ironsight.baremetal.api.base import VERSIONS as IRONIC
+from ironsight.common.exceptions import Invalid, NotAcceptable
+from ironsight.discoverd.api.base import VERSIONS as INSPECTOR
+
+
+def request(**headers: str) -> Request:
+    return Request({"type": "http", "headers": [(k.lower().encode(), v.encode())
+                                                 for k, v in headers.items()]})
+
+
+def test_no_header_gets_ironics_oldest_and_the_inspectors_newest() -> None:
+    assert IRONIC.negotiate(request()) == (1, 1)
+    assert INSPECTOR.negotiate(request()) == (1, 18)
+
+
+def test_latest_is_the_newest() -> None:
+    assert IRONIC.negotiate(request(**{"X-OpenStack-Ironic-API-Version": "latest"})) == (1, 115)
+
+
+def test_the_generic_header_names_the_service_type() -> None:
+    generic = {"OpenStack-API-Version": "compute 2.1, baremetal-introspection 1.12"}
+    assert INSPECTOR.negotiate(request(**generic)) == (1, 12)
+    assert IRONIC.negotiate(request(**generic)) == (1, 1)
+
+
+def test_a_malformed_version_is_400_in_the_services_words() -> None:
+    with pytest.raises(Invalid, match=r"Invalid value for X-OpenStack-Ironic-API-Version "
+                                      r"header: '1\.x'"):
+        IRONIC.negotiate(request(**{"X-OpenStack-Ironic-API-Version": "1.x"}))
+
+
+def test_an_unsupported_version_is_406_with_the_range() -> None:
+    with pytest.raises(NotAcceptable, match=r"supported range is 1\.0 to 1\.18"):
+        INSPECTOR.negotiate(request(**{"X-OpenStack-Ironic-Inspector-API-Version": "1.99"}))
+
+
+def test_answers_carry_the_range_and_the_version_spoken() -> None:
+    headers = IRONIC.headers((1, 46))
+    assert headers["X-OpenStack-Ironic-API-Minimum-Version"] == "1.1"
+    assert headers["X-OpenStack-Ironic-API-Maximum-Version"] == "1.115"
+    assert headers["OpenStack-API-Version"] == "baremetal 1.46"
+    assert headers["openstack-request-id"].startswith("req-")
+
+
+def test_the_inspector_sends_no_request_id() -> None:
+    assert "openstack-request-id" not in INSPECTOR.headers(None)
+
+
+def test_require_refuses_a_request_older_than_the_feature() -> None:
+    INSPECTOR.require((1, 13), 13)
+    with pytest.raises(NotAcceptable, match=r"needs API version 1\.13 or newer"):
+        INSPECTOR.require((1, 12), 13)
