@@ -130,3 +130,38 @@ def test_restart_on_the_same_host_recovers_locks_at_once(tmp_path: Path, shared_
     assert doc["reservation"] is None
     assert doc["provision_state"] == "enroll"
     assert time.monotonic() - started < 10
+
+
+def test_a_stalled_replica_cannot_overwrite_the_work_of_the_one_that_took_over(
+        two: tuple[ServiceProcess, ...]) -> None:
+    """SIGSTOP a replica in the middle of a power action, past the heartbeat timeout: the
+    other declares it dead and takes the node over; once the first resumes, its stale result
+    is refused (fenced), and the lock of the replica now working on the node stays."""
+    a, b = two
+    assert a.proc is not None
+    node = httpx.post(f"{a.url}/v1/nodes", headers=H, json={
+        "driver": "fake", "driver_info": {"fake_power_delay": 4}}).json()
+    url = f"{b.url}/v1/nodes/{node['uuid']}"
+    power = f"{url}/states/power"
+    assert httpx.put(f"{a.url}/v1/nodes/{node['uuid']}/states/power", headers=H,
+                     json={"target": "power on"}).status_code == 202
+    os.kill(a.proc.pid, signal.SIGSTOP)
+    try:
+        doc = until(lambda: (d := httpx.get(url, headers=H).json())["reservation"] is None
+                    and d, 15)
+        assert "died" in doc["last_error"]
+        assert httpx.put(power, headers=H, json={"target": "power off"}).status_code == 202
+        holder = httpx.get(url, headers=H).json()["reservation"]
+        assert holder is not None
+    finally:
+        os.kill(a.proc.pid, signal.SIGCONT)
+    until(lambda: "result discarded" in a.log.read_text(), 10)
+    doc = httpx.get(url, headers=H).json()
+    assert doc["reservation"] == holder  # still B's: A's release did not clear it
+    assert doc["power_state"] != "power on"
+    doc = until(lambda: (d := httpx.get(url, headers=H).json())["reservation"] is None and d,
+                15)
+    assert doc["power_state"] == "power off"
+    events = [e["event"] for e in httpx.get(f"{url}/history", headers=H).json()["history"]]
+    assert "Power state is now power on" not in events
+    assert events[-1] == "Power state is now power off"

@@ -54,6 +54,16 @@ class NodeLocked(Conflict):
         )
 
 
+class LockLost(Conflict):
+    """A write under a node lock that its writer no longer holds (it was declared dead and
+    the lock released, or taken again since): the write is refused and its result dropped."""
+
+    def __init__(self, node: str, owner: str) -> None:
+        super().__init__(
+            f"Node {node}: the lock of {owner} was released or taken over while it worked; "
+            "its change was not written, please retry.")
+
+
 class NotAcceptable(IronsightError):
     code = 406
 

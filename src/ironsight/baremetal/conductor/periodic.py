@@ -105,8 +105,8 @@ class PeriodicTasks:
                 await dbapi.unregister_conductor(conn, name)
             live = select(conductors.c.name)
             orphaned = (await conn.execute(
-                select(nodes.c.id, nodes.c.uuid, nodes.c.reservation, nodes.c.provision_state,
-                       nodes.c.target_power_state)
+                select(nodes.c.id, nodes.c.uuid, nodes.c.reservation, nodes.c.lock_epoch,
+                       nodes.c.provision_state, nodes.c.target_power_state)
                 .where(nodes.c.reservation.is_not(None), nodes.c.reservation.not_in(live))
             )).mappings().all()
             for orphan in orphaned:
@@ -122,7 +122,10 @@ class PeriodicTasks:
                           provision_updated_at=dbapi.utcnow(), last_error=msg)
         if row["target_power_state"]:
             values.update(target_power_state=None, last_error=msg)
-        await dbapi.update_node(conn, row["id"], values)
+        # only the dead conductor's lock as it was seen: never one taken since
+        if not await dbapi.update_locked_node(conn, row["id"], row["reservation"],
+                                              row["lock_epoch"], values):
+            return
         await dbapi.add_history(conn, row["id"], f"Lock released: {msg}", severity="WARNING",
                                 event_type="conductor", conductor=self.c.name)
         LOG.warning("Node %s: lock of dead conductor %s released", row["uuid"], row["reservation"])

@@ -82,6 +82,7 @@ class Records:
                 raise Invalid(f"Node {task.uuid} can not be deleted while it is in provision "
                               f"state \"{state}\"; abort or wait for the current action first.")
             async with self.db.begin() as conn:
+                await task.fence(conn)
                 await dbapi.delete_node(conn, task.node["id"])
             task.released = True  # the row (and its reservation) are gone
 
@@ -151,9 +152,10 @@ class Records:
         """Apply `change` to the port under its node's lock (moving it to another node
         included)."""
         row = await self.get_port(ident)
-        async with self.tasks.locked(row["node_uuid"]):
+        async with self.tasks.locked(row["node_uuid"]) as task:
             new = change(row)
             async with self.db.begin() as conn:
+                await task.fence(conn)
                 if new["node_uuid"] != row["node_uuid"]:
                     new["node_id"] = await _node_id(conn, new["node_uuid"], "node_uuid")
                 changes = {k: v for k, v in new.items() if k != "node_uuid" and v != row.get(k)}
@@ -163,7 +165,8 @@ class Records:
 
     async def delete_port(self, ident: str) -> None:
         row = await self.get_port(ident)
-        async with self.tasks.locked(row["node_uuid"]), self.db.begin() as conn:
+        async with self.tasks.locked(row["node_uuid"]) as task, self.db.begin() as conn:
+            await task.fence(conn)
             await dbapi.delete_port(conn, row["id"])
             await dbapi.add_history(conn, row["node_id"], f"Port {row['address']} deleted",
                                     event_type="port", conductor=self.tasks.owner)

@@ -18,8 +18,8 @@ from typing import Any
 from ironsight.baremetal import states
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.drivers.base import NodeContext
-from ironsight.common.db import Database
-from ironsight.common.exceptions import NodeLocked, NotFound
+from ironsight.common.db import Conn, Database
+from ironsight.common.exceptions import LockLost, NodeLocked, NotFound
 from ironsight.common.workers import WorkerPool
 
 LOG = logging.getLogger(__name__)
@@ -28,12 +28,19 @@ Work = Callable[["NodeTask"], Awaitable[None]]
 
 
 class NodeTask:
-    """A locked node: its row, and the way to save changes while holding it."""
+    """A locked node: its row, and the way to save changes while holding it.
+
+    Every write is fenced: made only while this owner still holds the lock of the epoch it
+    took (a conductor that stalled past its heartbeat timeout was declared dead, and its
+    locks released and maybe taken by another). A fenced-out write raises LockLost and
+    changes nothing; the release of a lost lock leaves the new holder's lock alone.
+    """
 
     def __init__(self, db: Database, owner: str, node: dict[str, Any]) -> None:
         self.db = db
         self.owner = owner
         self.node = node
+        self.epoch = int(node["lock_epoch"])
         self.released = False
         self._spawn: tuple[Work, str] | None = None
 
@@ -60,7 +67,9 @@ class NodeTask:
         if release and not self.released:
             values["reservation"] = None
         async with self.db.begin() as conn:
-            await dbapi.update_node(conn, self.node["id"], values)
+            if not await dbapi.update_locked_node(conn, self.node["id"], self.owner,
+                                                  self.epoch, values):
+                raise LockLost(self.uuid, self.owner)
             if event:
                 await dbapi.add_history(conn, self.node["id"], event, severity=severity,
                                         event_type=event_type, conductor=self.owner)
@@ -85,6 +94,12 @@ class NodeTask:
         LOG.info("Node %s: %s", self.uuid, text)
         return new
 
+    async def fence(self, conn: Conn) -> None:
+        """Before writing the node's ports or history in transaction `conn`: raise LockLost
+        unless the lock is still held (and keep it so until the transaction ends)."""
+        if not await dbapi.still_locked(conn, self.node["id"], self.owner, self.epoch):
+            raise LockLost(self.uuid, self.owner)
+
     async def fail(self, message: str) -> None:
         """Leave the node in a state an operator can act on: `fail` where the state machine
         allows it, else only the error recorded."""
@@ -103,7 +118,10 @@ class NodeTask:
 
     async def _release(self) -> None:
         async with self.db.begin() as conn:
-            await dbapi.release_node(conn, self.node["id"], self.owner)
+            held = await dbapi.release_node(conn, self.node["id"], self.owner, self.epoch)
+        if not held:
+            LOG.warning("Node %s: the lock of %s was already released or taken over",
+                        self.uuid, self.owner)
         self.node["reservation"] = None
 
 
@@ -163,6 +181,8 @@ class TaskManager:
     async def _run(self, task: NodeTask, work: Work, what: str) -> None:
         try:
             await work(task)
+        except LockLost as exc:
+            LOG.error("Node %s: %s: result discarded: %s", task.uuid, what, exc)
         except Exception as exc:
             LOG.exception("Node %s: %s crashed", task.uuid, what)
             try:

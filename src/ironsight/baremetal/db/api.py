@@ -69,8 +69,8 @@ async def _insert(conn: Conn, stmt: Any, defaults: Row, values: Row,
 
 
 async def create_node(conn: Conn, values: Row) -> Row:
-    return await _insert(conn, _INSERT_NODE, _NODE_DEFAULTS, {"maintenance": False, **values},
-                         "node")
+    return await _insert(conn, _INSERT_NODE, _NODE_DEFAULTS,
+                         {"maintenance": False, "lock_epoch": 0, **values}, "node")
 
 
 def _by_ident(ident: str) -> tuple[str, str]:
@@ -80,30 +80,45 @@ def _by_ident(ident: str) -> tuple[str, str]:
 
 # Hot statements, built once with bound parameters (see the note on _INSERT_NODE).
 _GET = {key: select(nodes).where(nodes.c[key] == bindparam("ident")) for key in ("uuid", "name")}
+# Taking a lock raises the node's lock epoch: a write under an older epoch is refused even
+# when the same conductor holds the node again (a paused conductor that came back).
 _RESERVE = {key: update(nodes).where(nodes.c[key] == bindparam("ident"),
                                      nodes.c.reservation.is_(None))
-            .values(reservation=bindparam("owner")).returning(*nodes.c)
+            .values(reservation=bindparam("owner"), lock_epoch=nodes.c.lock_epoch + 1)
+            .returning(*nodes.c)
             for key in ("uuid", "name")}
-_RELEASE = (update(nodes).where(nodes.c.id == bindparam("node_id"),
-                                nodes.c.reservation == bindparam("owner"))
+_HELD = (nodes.c.reservation == bindparam("_owner"), nodes.c.lock_epoch == bindparam("_epoch"))
+_RELEASE = (update(nodes).where(nodes.c.id == bindparam("_row_id"), *_HELD)
             .values(reservation=None))
+# A write to the node's ports or history under its lock first checks, in the same
+# transaction, that the lock is still held (and on PostgreSQL locks the row until commit).
+_FENCE = (update(nodes).where(nodes.c.id == bindparam("_row_id"), *_HELD)
+          .values(lock_epoch=nodes.c.lock_epoch))
 
 
 @functools.lru_cache(maxsize=256)
-def _update_statement(table: Any, keys: tuple[str, ...]) -> Any:
-    return update(table).where(table.c.id == bindparam("_row_id")).values(
-        {key: bindparam(f"_v_{key}") for key in keys})
+def _update_statement(table: Any, keys: tuple[str, ...], fenced: bool = False) -> Any:
+    stmt = update(table).where(table.c.id == bindparam("_row_id"))
+    if fenced:
+        stmt = stmt.where(*_HELD)
+    return stmt.values({key: bindparam(f"_v_{key}") for key in keys})
 
 
-async def _update(conn: Conn, table: Any, row_id: int, values: Row, what: str) -> None:
-    """Update one row by id with a statement built once per set of columns."""
+async def _update(conn: Conn, table: Any, row_id: int, values: Row, what: str,
+                  held: tuple[str, int] | None = None) -> bool:
+    """Update one row by id with a statement built once per set of columns; with `held`
+    (owner, epoch), only while that lock is held. Whether a row was written."""
     values = {"updated_at": utcnow(), **values}
     params = {f"_v_{key}": value for key, value in values.items()}
     params["_row_id"] = row_id
+    if held is not None:
+        params["_owner"], params["_epoch"] = held
     try:
-        await conn.execute(_update_statement(table, tuple(sorted(values))), params)
+        result = await conn.execute(
+            _update_statement(table, tuple(sorted(values)), held is not None), params)
     except IntegrityError as exc:
         raise _duplicate(exc, what, values) from None
+    return bool(result.rowcount)
 
 
 async def get_node(conn: Conn, ident: str) -> Row:
@@ -162,6 +177,18 @@ async def update_node(conn: Conn, node_id: int, values: Row) -> None:
     await _update(conn, nodes, node_id, values, "node")
 
 
+async def update_locked_node(conn: Conn, node_id: int, owner: str, epoch: int,
+                             values: Row) -> bool:
+    """Update the node only while `owner` holds its lock of `epoch`; False when it does not."""
+    return await _update(conn, nodes, node_id, values, "node", (owner, epoch))
+
+
+async def still_locked(conn: Conn, node_id: int, owner: str, epoch: int) -> bool:
+    """Whether `owner` still holds the node's lock of `epoch` (see _FENCE)."""
+    result = await conn.execute(_FENCE, {"_row_id": node_id, "_owner": owner, "_epoch": epoch})
+    return bool(result.rowcount)
+
+
 async def delete_node(conn: Conn, node_id: int) -> None:
     await conn.execute(delete(ports).where(ports.c.node_id == node_id))
     await conn.execute(delete(history).where(history.c.node_id == node_id))
@@ -179,8 +206,10 @@ async def reserve_node(conn: Conn, ident: str, owner: str) -> Row | None:
     return dict(row) if row is not None else None
 
 
-async def release_node(conn: Conn, node_id: int, owner: str) -> bool:
-    result = await conn.execute(_RELEASE, {"node_id": node_id, "owner": owner})
+async def release_node(conn: Conn, node_id: int, owner: str, epoch: int) -> bool:
+    """Give the lock back, if `owner` still holds it (never someone else's)."""
+    result = await conn.execute(_RELEASE, {"_row_id": node_id, "_owner": owner,
+                                           "_epoch": epoch})
     return bool(result.rowcount)
 
 

@@ -45,6 +45,8 @@ nodes = Table(
     Column("maintenance_reason", Text, nullable=True),
     Column("last_error", Text, nullable=True),
     Column("reservation", String(255), nullable=True),
+    # raised each time the node is locked: fences writes made under an older lock
+    Column("lock_epoch", Integer, nullable=False, default=0, server_default="0"),
     Column("inspection_started_at", DateTime, nullable=True),
     Column("inspection_finished_at", DateTime, nullable=True),
     Column("created_at", DateTime, nullable=False),

@@ -81,3 +81,19 @@ async def test_inspection_finishes_at_once() -> None:
 def test_validate_accepts_any_driver_info() -> None:
     for interface in (FakePower(CONF), FakeManagement(CONF), FakeInspect(CONF)):
         interface.validate(node())
+
+
+async def test_power_delay_makes_a_power_action_take_that_long() -> None:
+    import time
+
+    slow = NodeContext(uuid="slow", driver="fake", driver_info={"fake_power_delay": 0.05})
+    started = time.monotonic()
+    await FakePower(CONF).set_power_state(slow, states.POWER_ON, 10)
+    assert time.monotonic() - started >= 0.05
+
+
+@pytest.mark.parametrize("bad", ["soon", -1, 1e9])
+def test_power_delay_must_be_a_sane_number_of_seconds(bad: object) -> None:
+    odd = NodeContext(uuid="odd", driver="fake", driver_info={"fake_power_delay": bad})
+    with pytest.raises(InvalidParameterValue, match="'fake_power_delay'"):
+        FakePower(CONF).validate(odd)
