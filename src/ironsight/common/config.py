@@ -124,7 +124,12 @@ class DiscoverdSection:
     start_grace_period: float = opt(
         30.0, "Seconds after a node enters 'inspect wait' during which discoverd may not "
         "know of its introspection yet (or still report the previous one); after that, a "
-        "node discoverd has no record of fails.", minimum=0)
+        "node discoverd has no record of, or whose start could not reach discoverd, is "
+        "started again.", minimum=0)
+    start_attempts: int = opt(
+        3, "Starts of one inspection in discoverd at most (the first included) when they are "
+        "lost (discoverd unreachable, or no record of it); then the inspection fails.",
+        minimum=1)
 
 
 @dataclass(frozen=True)
@@ -146,10 +151,14 @@ class IntrospectionSection:
                                  secret=True)
     ironic_timeout: float = opt(30.0, "Seconds one bare-metal API call may take.", minimum=0.1)
     ironic_retries: int = opt(
-        12, "Attempts of a bare-metal API call that answers 409 (node locked).", minimum=1)
+        12, "Attempts of a bare-metal API call that answers 409 (node locked) or 503 (busy).",
+        minimum=1)
     ironic_retry_interval: float = opt(
-        1.0, "Seconds before the first retry after a 409 from the bare-metal API; the "
-        "wait doubles at each attempt, up to 2 s (or this value, if larger).", minimum=0)
+        1.0, "Seconds before the first retry of a bare-metal API call; the wait doubles at "
+        "each attempt, up to 2 s (or this value, if larger).", minimum=0)
+    ironic_unreachable_timeout: float = opt(
+        60.0, "Seconds a bare-metal API call keeps being retried while the API cannot be "
+        "reached (refused, reset, timed out: a restart) before it fails.", minimum=0)
     timeout: float = opt(
         3600.0, "Seconds an introspection may take before it ends with 'Introspection "
         "timeout'; 0: never.", minimum=0)

@@ -67,6 +67,7 @@ class Ironic:
             self.headers["X-Auth-Token"] = section.ironic_auth_token
         self.attempts = section.ironic_retries
         self.interval = section.ironic_retry_interval
+        self.unreachable_for = section.ironic_unreachable_timeout
         self.timeout = aiohttp.ClientTimeout(total=section.ironic_timeout)
         self._session: aiohttp.ClientSession | None = None
 
@@ -84,27 +85,43 @@ class Ironic:
 
     async def call(self, method: str, path: str, body: Any = None,
                    params: dict[str, str] | None = None) -> Any:
+        """One API call. Retried with backoff: a locked node (409) or a busy conductor (503)
+        `ironic_retries` times; an API that cannot be reached (a restart) for up to
+        `ironic_unreachable_timeout` seconds."""
         data = None if body is None else json.dumps(body)
         url = self.base + path
-        for attempt in range(1, self.attempts + 1):
+        loop = asyncio.get_running_loop()
+        unreachable_until: float | None = None
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 async with self._http().request(method, url, data=data, params=params) as resp:
                     status, payload = resp.status, await resp.read()
             except (aiohttp.ClientError, TimeoutError) as exc:
-                raise IronicError(f"bare-metal API unreachable ({method} {path}): "
-                                  f"{exc or type(exc).__name__}", code=502) from None
+                why = f"{exc or type(exc).__name__}"
+                now = loop.time()
+                unreachable_until = unreachable_until or now + self.unreachable_for
+                if now >= unreachable_until:
+                    raise IronicError(f"bare-metal API unreachable ({method} {path}): {why}",
+                                      code=502) from None
+                LOG.info("%s %s: bare-metal API unreachable (%s); retrying", method, path, why)
+                await asyncio.sleep(min(self._backoff(attempt), unreachable_until - now))
+                continue
+            unreachable_until = None
             if attempt < self.attempts and (status == 503 or (status == 409
                                                               and _locked(status, payload))):
                 LOG.debug("%s %s: %s, retry %d/%d", method, path,
                           "busy" if status == 503 else "node locked", attempt, self.attempts)
-                # doubling up to 2 s: short waits for short locks, patience for long ones
-                await asyncio.sleep(min(self.interval * 2 ** (attempt - 1),
-                                        max(self.interval, 2.0)))
+                await asyncio.sleep(self._backoff(attempt))
                 continue
             if status >= 400:
                 raise IronicError(_message(status, payload), code=status)
             return json.loads(payload) if payload else None
-        raise AssertionError("unreachable")
+
+    def _backoff(self, attempt: int) -> float:
+        """Doubling up to 2 s: short waits for short locks, patience for long ones."""
+        return float(min(self.interval * 2 ** (attempt - 1), max(self.interval, 2.0)))
 
     # --- the calls discoverd makes -----------------------------------------------------------
 
@@ -167,4 +184,9 @@ class Ironic:
         await self.call("PATCH", f"/v1/ports/{port_uuid}", patch)
 
     async def delete_port(self, port_uuid: str) -> None:
-        await self.call("DELETE", f"/v1/ports/{port_uuid}")
+        """Gone already is done (a retry after a lost answer finds it gone)."""
+        try:
+            await self.call("DELETE", f"/v1/ports/{port_uuid}")
+        except IronicError as exc:
+            if exc.code != 404:
+                raise

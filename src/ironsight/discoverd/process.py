@@ -78,7 +78,11 @@ class Processor:
         return {"uuid": uuid}
 
     async def _not_accepting(self, uuid: str) -> Invalid:
+        """A report for an introspection that takes none now (a late or repeated one): it
+        changes nothing, and is answered and logged as such."""
         intro = await self.cache.get(uuid)
+        LOG.warning("Node %s: ramdisk report ignored: the introspection is %s", uuid,
+                    intro.state)
         return Invalid(f"Introspection of node {uuid} is {intro.state}; "
                        "it does not accept ramdisk data now")
 

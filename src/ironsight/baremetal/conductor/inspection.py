@@ -78,37 +78,78 @@ class Inspection:
         iface = self.drivers.for_node(task.node).inspect
         assert iface is not None
         node = task.context
-        if iface.hands_off:
-            await task.transition("wait", target=states.MANAGEABLE, release=True)
-        outcome = await _start(iface, node)
-        if iface.hands_off:
-            if outcome.state == InspectOutcome.FAILED:
-                await self._fail_unlocked(task, outcome.error or "inspection failed")
-            else:
-                LOG.info("Node %s: inspection started (%s)", task.uuid, iface.name)
+        if not iface.hands_off:
+            await self._apply(task, await _start(iface, node))
             return
-        await self._apply(task, outcome)
+        internal = {**(task.node.get("driver_internal_info") or {}), iface.starts_key: 1}
+        internal.pop(iface.lost_start_key, None)
+        await task.transition("wait", target=states.MANAGEABLE, release=True,
+                              driver_internal_info=internal)
+        await self._hand_over(iface, node)
+
+    async def _hand_over(self, iface: InspectInterface, node: NodeContext) -> None:
+        """Start a hands-off inspection of a node in `inspect wait` whose lock is given up."""
+        outcome = await _start(iface, node)
+        if outcome.state == InspectOutcome.FAILED:
+            await self._when_relocked(node.uuid, outcome.error or "inspection failed",
+                                      lambda again: again.transition(
+                                          "fail", last_error=outcome.error, release=True))
+        elif outcome.state == InspectOutcome.LOST:
+            why = outcome.error or "the start did not reach the inspection service"
+            LOG.warning("Node %s: %s; starting again in %s", node.uuid, why, iface.start_grace)
+
+            async def remember(again: NodeTask) -> None:
+                internal = {**(again.node.get("driver_internal_info") or {}),
+                            iface.lost_start_key: why}
+                await again.save(release=True, driver_internal_info=internal)
+
+            await self._when_relocked(node.uuid, why, remember)
+        else:
+            LOG.info("Node %s: inspection started (%s)", node.uuid, iface.name)
 
     async def _apply(self, task: NodeTask, outcome: InspectOutcome) -> None:
-        if outcome.state == InspectOutcome.FAILED:
+        if outcome.state in (InspectOutcome.FAILED, InspectOutcome.LOST):
             await task.transition("fail", last_error=outcome.error, release=True)
         elif outcome.state == InspectOutcome.WAITING:
             await task.transition("wait", target=states.MANAGEABLE, release=True)
         else:
             await task.transition("done", inspection_finished_at=dbapi.utcnow(), release=True)
 
-    async def _fail_unlocked(self, task: NodeTask, message: str) -> None:
-        """A failure found after the lock was given up: take it again (bounded), then move
-        the node on, unless something else moved it meanwhile."""
-        LOG.error("Node %s: %s", task.uuid, message)
+    async def _when_relocked(self, uuid: str, why: str,
+                             then: Callable[[NodeTask], Awaitable[object]]) -> None:
+        """What a start found after the lock was given up: take the lock again (bounded;
+        discoverd may hold it briefly for the boot device or a reboot), then record it,
+        unless something else moved the node on meanwhile."""
         try:
-            async with self.tasks.locked(task.uuid, attempts=RELOCK_ATTEMPTS,
+            async with self.tasks.locked(uuid, attempts=RELOCK_ATTEMPTS,
                                          interval=RELOCK_INTERVAL) as again:
                 if again.node["provision_state"] == states.INSPECTWAIT:
-                    await again.transition("fail", last_error=message, release=True)
+                    await then(again)
         except IronsightError as exc:
-            LOG.error("Node %s: could not record the failure (%s); the inspect wait timeout "
-                      "will end it", task.uuid, exc)
+            LOG.error("Node %s: could not record that %s (%s); the inspect wait timeout will "
+                      "end it", uuid, why, exc)
+
+    async def _start_again(self, iface: InspectInterface, uuid: str, why: str) -> bool:
+        """A start that was lost: made again, up to the interface's `start_attempts`, after
+        which the inspection fails with `why`. Whether the node moved."""
+        async with self.tasks.try_locked(uuid) as task:
+            if task is None or task.node["provision_state"] != states.INSPECTWAIT:
+                return False
+            internal = dict(task.node.get("driver_internal_info") or {})
+            starts = int(internal.get(iface.starts_key, 1))
+            if starts >= iface.start_attempts:
+                suffix = f" (after {starts} attempts)" if starts > 1 else ""
+                await task.transition("fail", last_error=why + suffix, release=True)
+                return True
+            internal[iface.starts_key] = starts + 1
+            internal.pop(iface.lost_start_key, None)
+            await task.save(f"Inspection started again (attempt {starts + 1} of "
+                            f"{iface.start_attempts}): {why}", event_type="inspection",
+                            release=True, provision_updated_at=dbapi.utcnow(),
+                            driver_internal_info=internal)
+            node = task.context
+        await self._hand_over(iface, node)
+        return True
 
     # --- aborting -------------------------------------------------------------------------
 
@@ -151,25 +192,37 @@ class Inspection:
         return poll
 
     async def poll(self, iface: InspectInterface, drivers: list[str]) -> int:
-        """Move the nodes whose inspection ended on; returns how many moved. An outside
-        service that cannot be reached is asked again next pass: it never fails a node."""
+        """Move the nodes whose inspection ended on, and start again the ones whose start was
+        lost; returns how many moved. An outside service that cannot be reached is asked
+        again next pass: that alone never fails a node."""
         await self._retry_pending_aborts(iface, drivers)
         async with self.db.read() as conn:
             rows = (await conn.execute(
                 select(nodes.c.uuid, nodes.c.provision_updated_at,
-                       nodes.c.inspection_started_at)
+                       nodes.c.inspection_started_at, nodes.c.driver_internal_info)
                 .where(nodes.c.provision_state == states.INSPECTWAIT,
                        nodes.c.driver.in_(drivers), nodes.c.reservation.is_(None)))).all()
         if not rows:
             return 0
+        moved = 0
+        due = dbapi.utcnow() - iface.start_grace
+        waiting = []
+        for uuid, since, started, internal in rows:
+            lost = (internal or {}).get(iface.lost_start_key)
+            if not lost:
+                waiting.append(WaitingNode(uuid, since, started))
+            elif since is None or since <= due:
+                moved += await self._start_again(iface, uuid, str(lost))
         try:
-            outcomes = await iface.poll([WaitingNode(*row) for row in rows])
+            outcomes = await iface.poll(waiting) if waiting else {}
         except IronsightError as exc:
             LOG.warning("Cannot get introspection statuses from %s (%s); retrying in %g s",
                         iface.name, exc, iface.poll_period)
-            return 0
-        moved = 0
+            return moved
         for uuid, outcome in outcomes.items():
+            if outcome.state == InspectOutcome.LOST:
+                moved += await self._start_again(iface, uuid, outcome.error or "lost")
+                continue
             async with self.tasks.try_locked(uuid) as task:
                 if task is None or task.node["provision_state"] != states.INSPECTWAIT:
                     continue  # next pass, or moved on already

@@ -105,8 +105,9 @@ class PeriodicTasks:
                 await dbapi.unregister_conductor(conn, name)
             live = select(conductors.c.name)
             orphaned = (await conn.execute(
-                select(nodes.c.id, nodes.c.uuid, nodes.c.reservation, nodes.c.lock_epoch,
-                       nodes.c.provision_state, nodes.c.target_power_state)
+                select(nodes.c.id, nodes.c.uuid, nodes.c.driver, nodes.c.reservation,
+                       nodes.c.lock_epoch, nodes.c.provision_state, nodes.c.target_power_state,
+                       nodes.c.driver_internal_info)
                 .where(nodes.c.reservation.is_not(None), nodes.c.reservation.not_in(live))
             )).mappings().all()
             for orphan in orphaned:
@@ -117,7 +118,16 @@ class PeriodicTasks:
         values: dict[str, Any] = {"reservation": None}
         msg = f"Conductor {row['reservation']} died while working on this node"
         new_state = _DEAD_CONDUCTOR_FAIL.get(row["provision_state"])
-        if new_state is not None:
+        driver = self.c.drivers.get(row["driver"])
+        iface = driver.inspect if driver is not None else None
+        if row["provision_state"] == states.INSPECTING and iface is not None \
+                and iface.hands_off:
+            # the start never reached the outside service: it is made again, not failed
+            internal = {**(row["driver_internal_info"] or {}), iface.starts_key: 1,
+                        iface.lost_start_key: f"{msg} (starting the inspection)"}
+            values.update(provision_state=states.INSPECTWAIT, provision_updated_at=dbapi.utcnow(),
+                          driver_internal_info=internal)
+        elif new_state is not None:
             values.update(provision_state=new_state, target_provision_state=None,
                           provision_updated_at=dbapi.utcnow(), last_error=msg)
         if row["target_power_state"]:

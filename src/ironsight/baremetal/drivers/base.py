@@ -105,12 +105,17 @@ class InspectOutcome:
     """What an inspect interface tells the conductor about one node. The conductor applies it:
     the state change, `last_error` and the history belong to the conductor."""
 
-    state: str  # DONE, WAITING or FAILED
-    error: str | None = None  # FAILED: the node's last_error, as the operator reads it
+    state: str  # DONE, WAITING, FAILED or LOST
+    # FAILED: the node's last_error, as the operator reads it; LOST: why, and the last_error
+    # if the conductor runs out of attempts
+    error: str | None = None
 
     DONE: ClassVar[str] = "done"
     WAITING: ClassVar[str] = "waiting"
     FAILED: ClassVar[str] = "failed"
+    # The start did not reach the outside service, or it has no record of the inspection:
+    # the conductor starts it again (up to the interface's `start_attempts`).
+    LOST: ClassVar[str] = "lost"
 
     @classmethod
     def done(cls) -> InspectOutcome:
@@ -123,6 +128,10 @@ class InspectOutcome:
     @classmethod
     def failed(cls, error: str) -> InspectOutcome:
         return cls(cls.FAILED, error)
+
+    @classmethod
+    def lost(cls, why: str) -> InspectOutcome:
+        return cls(cls.LOST, why)
 
 
 @dataclass(frozen=True)
@@ -148,11 +157,16 @@ class InspectInterface(BaseInterface):
     poll_period: float = 0.0
     # Whether `continue_inspection` takes ramdisk reports posted to the bare-metal API.
     accepts_reports: bool = False
+    # How often a hands-off start is made in all when it is LOST, and how long after one the
+    # conductor waits before it starts again.
+    start_attempts: int = 1
+    start_grace: dt.timedelta = dt.timedelta(0)
 
     @abc.abstractmethod
     async def start(self, node: NodeContext) -> InspectOutcome:
         """Inspect, or start inspecting: DONE when finished here, WAITING when the outside
-        service reports later, FAILED with the reason. An IronsightError counts as FAILED."""
+        service reports later, FAILED with the reason, LOST when the service could not be
+        reached (the conductor starts again). An IronsightError counts as FAILED."""
 
     async def abort(self, node: NodeContext) -> bool:
         """Stop what `start` began elsewhere. False when that cannot be reached now: the
@@ -160,8 +174,9 @@ class InspectInterface(BaseInterface):
         return True
 
     async def poll(self, waiting: Sequence[WaitingNode]) -> dict[str, InspectOutcome]:
-        """The outcome of each waiting node whose inspection ended (DONE or FAILED), by
-        UUID; nodes still inspecting are left out. Raising means "ask again next pass"."""
+        """The outcome of each waiting node whose inspection ended (DONE or FAILED) or that
+        the service has no record of (LOST), by UUID; nodes still inspecting are left out.
+        Raising means "ask again next pass"."""
         return {}
 
     async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
@@ -172,6 +187,17 @@ class InspectInterface(BaseInterface):
     def pending_abort_key(self) -> str:
         """The driver_internal_info key marking an abort that did not reach its service."""
         return f"{self.name}_abort_pending"
+
+    @property
+    def starts_key(self) -> str:
+        """The driver_internal_info key counting the starts of this inspection."""
+        return f"{self.name}_starts"
+
+    @property
+    def lost_start_key(self) -> str:
+        """The driver_internal_info key holding why the last start did not reach the service
+        (the conductor starts again once `start_grace` has passed)."""
+        return f"{self.name}_start_lost"
 
     async def close(self) -> None:
         """Release what the interface holds (connections) when the conductor stops."""

@@ -10,7 +10,9 @@ the history.
   When disabled, nothing is checked and `validate` raises DiscoverdDisabled.
 - It is hands-off: the conductor moves the node to `inspect wait` and releases its lock before
   `start` calls `introspect(uuid)`, because discoverd acts on the node through the bare-metal
-  API (boot device, reboot) and must not find it locked.
+  API (boot device, reboot) and must not find it locked. A start that cannot reach discoverd,
+  or that discoverd has no record of after `start_grace_period`, is lost: the conductor makes
+  it again, `start_attempts` times in all.
 - One poll per conductor asks discoverd about every node in `inspect wait` with one batched
   request per 100 nodes, every `status_check_period` (0.5 s by default; upstream polled every
   60 s, one request per node). A discoverd that cannot be reached is asked again next time.
@@ -88,7 +90,8 @@ class DiscoverdInspect(InspectInterface):
         self.accepts_reports = self.enabled
         # discoverd may not know a node yet, or still report its previous introspection, for
         # this long after the node entered `inspect wait` (our state change comes first)
-        self.grace = dt.timedelta(seconds=conf.discoverd.start_grace_period)
+        self.grace = self.start_grace = dt.timedelta(seconds=conf.discoverd.start_grace_period)
+        self.start_attempts = conf.discoverd.start_attempts
         self._client: Any = None
 
     def client(self) -> Any:
@@ -111,6 +114,8 @@ class DiscoverdInspect(InspectInterface):
         self.validate(node)
         try:
             await self.client().introspect(node.uuid)
+        except self.client_lib.ServiceUnavailable as exc:  # type: ignore[union-attr]
+            return InspectOutcome.lost(f"Failed to start inspection: {exc.message}")
         except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
             return InspectOutcome.failed(f"Failed to start inspection: {exc.message}")
         return InspectOutcome.waiting()
@@ -145,7 +150,7 @@ class DiscoverdInspect(InspectInterface):
             young = node.waiting_since is not None and now - node.waiting_since <= self.grace
             if status is None:
                 if not young and node.waiting_since is not None:
-                    found[node.uuid] = InspectOutcome.failed(
+                    found[node.uuid] = InspectOutcome.lost(
                         "discoverd has no record of an introspection of this node")
             elif status.get("finished") and not (young and self._earlier(status, node)):
                 error = status.get("error")

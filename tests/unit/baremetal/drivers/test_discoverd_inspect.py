@@ -158,6 +158,11 @@ async def node(svc: BaremetalService, uuid: str) -> dict[str, Any]:
         return await dbapi.get_node(conn, uuid)
 
 
+async def history(svc: BaremetalService, uuid: str) -> list[dict[str, Any]]:
+    async with svc.db.read() as conn:
+        return await dbapi.list_history(conn, (await dbapi.get_node(conn, uuid))["id"])
+
+
 async def inspect(svc: BaremetalService, uuid: str) -> None:
     await svc.conductor.do_provision_action(uuid, "inspect")
     await svc.conductor.workers.drain(timeout=5)
@@ -199,14 +204,53 @@ async def test_failure_to_start_fails_inspection(svc: BaremetalService,
     assert row["reservation"] is None
 
 
-async def test_discoverd_down_at_start_fails_inspection(svc: BaremetalService,
-                                                        client: FakeClient) -> None:
+async def past_grace(svc: BaremetalService, uuid: str) -> None:
+    """As if the node had waited longer than [discoverd] start_grace_period."""
+    async with svc.db.begin() as conn:
+        await dbapi.update_node(conn, (await node(svc, uuid))["id"], {
+            "provision_updated_at": dbapi.utcnow() - dt.timedelta(minutes=5)})
+
+
+async def test_discoverd_down_at_start_leaves_the_node_waiting_unlocked(
+        svc: BaremetalService, client: FakeClient) -> None:
     client.fail_with = real_client.ServiceUnavailable("cannot reach discoverd")
     uuid = await managed_node(svc)
     await inspect(svc, uuid)
     row = await node(svc, uuid)
+    assert (row["provision_state"], row["reservation"], row["last_error"]) == (
+        states.INSPECTWAIT, None, None)
+    assert "cannot reach discoverd" in row["driver_internal_info"]["discoverd_start_lost"]
+    assert await check(svc) == 0  # within the grace period: not yet started again
+
+
+async def test_a_lost_start_is_made_again_once_discoverd_is_back(
+        svc: BaremetalService, client: FakeClient) -> None:
+    client.fail_with = real_client.ServiceUnavailable("cannot reach discoverd")
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.fail_with = None
+    await past_grace(svc, uuid)
+    assert await check(svc) == 1
+    row = await node(svc, uuid)
+    assert client.calls.count(("introspect", uuid)) == 2
+    assert row["provision_state"] == states.INSPECTWAIT
+    assert row["driver_internal_info"]["discoverd_starts"] == 2
+    assert "discoverd_start_lost" not in row["driver_internal_info"]
+
+
+async def test_discoverd_down_at_every_start_fails_inspection_naming_it(
+        svc: BaremetalService, client: FakeClient) -> None:
+    client.fail_with = real_client.ServiceUnavailable("cannot reach discoverd")
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    for _ in range(3):  # [discoverd] start_attempts = 3: two more starts, then the failure
+        await past_grace(svc, uuid)
+        await check(svc)
+    row = await node(svc, uuid)
     assert row["provision_state"] == states.INSPECTFAIL
-    assert "cannot reach discoverd" in row["last_error"]
+    assert row["last_error"] == ("Failed to start inspection: cannot reach discoverd "
+                                 "(after 3 attempts)")
+    assert client.calls.count(("introspect", uuid)) == 3
 
 
 async def check(svc: BaremetalService) -> int:
@@ -289,16 +333,31 @@ async def test_poll_skips_locked_node_until_next_period(svc: BaremetalService,
     assert await check(svc) == 1
 
 
-async def test_node_unknown_to_discoverd_fails_after_grace(svc: BaremetalService,
-                                                           client: FakeClient) -> None:
+async def test_node_unknown_to_discoverd_is_started_again_after_grace(
+        svc: BaremetalService, client: FakeClient) -> None:
     uuid = await managed_node(svc)
     await inspect(svc, uuid)
     assert await check(svc) == 0  # just started: discoverd may not have recorded it yet
-    async with svc.db.begin() as conn:
-        await dbapi.update_node(conn, (await node(svc, uuid))["id"], {
-            "provision_updated_at": dbapi.utcnow() - dt.timedelta(minutes=5)})
+    await past_grace(svc, uuid)
     assert await check(svc) == 1
-    assert "no record" in (await node(svc, uuid))["last_error"]
+    row = await node(svc, uuid)
+    assert row["provision_state"] == states.INSPECTWAIT
+    assert client.calls.count(("introspect", uuid)) == 2
+    events = [e["event"] for e in await history(svc, uuid)]
+    assert ("Inspection started again (attempt 2 of 3): discoverd has no record of an "
+            "introspection of this node") in events
+
+
+async def test_node_unknown_to_discoverd_fails_once_its_starts_are_used(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    for _ in range(3):
+        await past_grace(svc, uuid)
+        await check(svc)
+    row = await node(svc, uuid)
+    assert row["provision_state"] == states.INSPECTFAIL
+    assert "no record" in row["last_error"]
 
 
 def previous_introspection(uuid: str, started: dt.datetime) -> dict[str, Any]:
@@ -382,3 +441,26 @@ async def test_periodic_task_is_registered_once_for_all_hardware_types(
         assert names.count("discoverd-status") == 1
     finally:
         await svc.periodic.stop()
+
+
+async def test_a_start_cut_short_by_a_dead_conductor_is_made_again(
+        svc: BaremetalService, client: FakeClient) -> None:
+    """The conductor died holding the node in `inspecting` (before it handed it over):
+    the node is not failed but handed over again, and started once the grace has passed."""
+    uuid = await managed_node(svc)
+    async with svc.db.begin() as conn:
+        await dbapi.register_conductor(conn, "gone:1", "elsewhere", 1, ["fake"])
+        await dbapi.update_node(conn, (await node(svc, uuid))["id"], {
+            "provision_state": states.INSPECTING, "target_provision_state": states.MANAGEABLE,
+            "reservation": "gone:1"})
+        from ironsight.baremetal.db.models import conductors
+        await conn.execute(conductors.update().values(
+            heartbeat_at=dbapi.utcnow() - dt.timedelta(hours=1)))
+    assert await svc.periodic.recover_dead_conductors() == 1
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["reservation"], row["last_error"]) == (
+        states.INSPECTWAIT, None, None)
+    await past_grace(svc, uuid)
+    assert await check(svc) == 1
+    assert client.calls == [("introspect", uuid)]
+    assert (await node(svc, uuid))["provision_state"] == states.INSPECTWAIT

@@ -1,0 +1,117 @@
+"""discoverd's client of the bare-metal API, against a real HTTP server on loopback: it rides
+out a restart of the API (connection refused, for a bounded time), retries a locked node, and
+treats a port already gone as deleted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+
+from ironsight.common import config
+from ironsight.discoverd.ironic import Ironic, IronicError
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def fault(message: str) -> str:
+    return json.dumps({"error_message": json.dumps({"faultstring": message})})
+
+
+class Api:
+    """A stand-in bare-metal API: answers from `answers` (status, body) in turn."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.answers: list[tuple[int, str]] = []
+        self.requests: list[str] = []
+        self.runner: web.AppRunner | None = None
+
+    async def handle(self, request: web.Request) -> web.Response:
+        self.requests.append(f"{request.method} {request.path}")
+        status, body = self.answers.pop(0) if self.answers else (200, '{"uuid": "u1"}')
+        return web.Response(status=status, text=body, content_type="application/json")
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+
+    async def stop(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[Api]:
+    server = Api(free_port())
+    yield server
+    await server.stop()
+
+
+def client(api: Api, **introspection: str) -> Ironic:
+    return Ironic(config.load(overrides={"introspection": {
+        "ironic_url": f"http://127.0.0.1:{api.port}", "ironic_retry_interval": "0.05",
+        **introspection}}))
+
+
+async def test_a_call_waits_for_an_api_that_comes_back(api: Api) -> None:
+    ironic = client(api, ironic_unreachable_timeout="10")
+    later = asyncio.get_running_loop().call_later(0.3, lambda: asyncio.ensure_future(
+        api.start()))
+    try:
+        assert (await ironic.get_node("u1"))["uuid"] == "u1"
+    finally:
+        later.cancel()
+        await ironic.close()
+    assert api.requests == ["GET /v1/nodes/u1"]
+
+
+async def test_an_api_gone_for_longer_than_the_bound_fails_the_call(api: Api) -> None:
+    ironic = client(api, ironic_unreachable_timeout="0.3")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with pytest.raises(IronicError, match="bare-metal API unreachable") as raised:
+        await ironic.get_node("u1")
+    await ironic.close()
+    assert raised.value.code == 502
+    assert 0.3 <= loop.time() - started < 3
+
+
+async def test_a_locked_node_is_retried(api: Api) -> None:
+    await api.start()
+    api.answers = [(409, fault("Node u1 is locked by host c:1, please retry")), (200, "{}")]
+    ironic = client(api)
+    await ironic.set_power("u1", "power off")
+    await ironic.close()
+    assert api.requests == ["PUT /v1/nodes/u1/states/power"] * 2
+
+
+async def test_a_conflict_that_is_not_a_lock_is_not_retried(api: Api) -> None:
+    await api.start()
+    api.answers = [(409, fault("A port with MAC address 52:54:00:00:00:01 already exists."))]
+    ironic = client(api)
+    with pytest.raises(IronicError, match="already exists") as raised:
+        await ironic.create_port("u1", "52:54:00:00:00:01", True)
+    await ironic.close()
+    assert raised.value.code == 409
+    assert len(api.requests) == 1
+
+
+async def test_deleting_a_port_already_gone_is_done(api: Api) -> None:
+    await api.start()
+    api.answers = [(404, fault("Port p1 could not be found."))]
+    ironic = client(api)
+    await ironic.delete_port("p1")
+    await ironic.close()
+    assert api.requests == ["DELETE /v1/ports/p1"]
