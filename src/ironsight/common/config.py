@@ -164,6 +164,12 @@ class IntrospectionSection:
         "timeout'; 0: never.", minimum=0)
     clean_up_period: float = opt(
         60.0, "Seconds between checks for timed-out introspections.", minimum=0.1)
+    heartbeat_interval: float = opt(
+        10.0, "Seconds between heartbeats of this discoverd replica (and checks for dead "
+        "ones, whose running steps it takes over).", minimum=0.1)
+    heartbeat_timeout: float = opt(
+        60.0, "A replica silent for this long is dead: another takes over its running "
+        "steps (a replica on this host whose process is gone is dead at once).", minimum=1)
     max_body_size: int = opt(
         1048576, "Largest ramdisk callback accepted, in bytes, not counting `logs`.",
         minimum=1024)

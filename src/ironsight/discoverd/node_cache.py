@@ -235,8 +235,10 @@ class NodeCache:
                 ended.append((uuid, bool(manage_boot)))
         return ended
 
-    async def owned_by_dead_processes(self) -> list[Introspection]:
-        """Active introspections whose owner on this host is gone (a restart)."""
+    async def owned_by_dead_processes(self, live: set[str] | None = None
+                                      ) -> list[Introspection]:
+        """Active introspections whose owner is gone: not one of the `live` members, or,
+        without that list, a process of this host that no longer runs (a restart)."""
         host = socket.gethostname()
         async with self.db.read() as conn:
             rows = (await conn.execute(select(*_COLUMNS).where(
@@ -247,7 +249,11 @@ class NodeCache:
             name, _, pid = owner.rpartition(":")
             if owner == self.owner:
                 continue
-            if not owner or (name == host and pid.isdigit() and not pid_alive(int(pid))):
+            if live is not None:
+                dead = owner not in live
+            else:
+                dead = not owner or (name == host and pid.isdigit() and not pid_alive(int(pid)))
+            if dead:
                 found.append(Introspection.from_row(row))
         return found
 

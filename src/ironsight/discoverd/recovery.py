@@ -1,6 +1,7 @@
 """Nothing stays unfinished: introspections past their timeout are ended (and their nodes
-powered off), and what a previous process of this host left half-done is taken over at
-start, each active step run again from the stored state."""
+powered off), and what a dead replica (or a previous process of this host) left half-done is
+taken over, each active step run again from the stored state: at start, and at every
+heartbeat, from any live replica."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ironsight.common.exceptions import NotFound
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import states
 from ironsight.discoverd.introspect import Introspector
+from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.process import Processor
 
@@ -24,12 +26,23 @@ LOG = logging.getLogger(__name__)
 
 class Recovery:
     def __init__(self, conf: Config, cache: NodeCache, introspector: Introspector,
-                 processor: Processor, workers: WorkerPool) -> None:
+                 processor: Processor, workers: WorkerPool, members: Members) -> None:
         self.conf = conf
         self.cache = cache
         self.introspector = introspector
         self.processor = processor
         self.workers = workers
+        self.members = members
+
+    async def run_heartbeat(self) -> None:
+        """Heartbeat, and take over the steps of members that died, until cancelled."""
+        while True:
+            await asyncio.sleep(self.conf.introspection.heartbeat_interval)
+            try:
+                await self.members.heartbeat()
+                await self.resume()
+            except Exception:
+                LOG.exception("Heartbeat or take-over failed; retrying later")
 
     async def run_clean_up(self) -> None:
         """The periodic clean-up, until cancelled."""
@@ -56,10 +69,11 @@ class Recovery:
         return [uuid for uuid, _ in ended]
 
     async def resume(self) -> int:
-        """Take over the active introspections of dead processes of this host (a restart);
-        returns how many."""
+        """Take over the active introspections of dead members (a crash, a restart); returns
+        how many."""
+        live = await self.members.live()
         resumed = 0
-        for intro in await self.cache.owned_by_dead_processes():
+        for intro in await self.cache.owned_by_dead_processes(live):
             if not await self.cache.claim(intro):
                 continue
             resumed += 1
@@ -75,6 +89,7 @@ class Recovery:
             else:  # processing: the node update may be half-applied; apply it again
                 step = partial(self._resume_processing, intro.uuid)
             self.introspector.spawn(intro.uuid, step, f"resume of {intro.state}")
+        await self.members.forget_dead(live)
         return resumed
 
     async def _resume_processing(self, uuid: str) -> None:

@@ -17,6 +17,7 @@ from ironsight.discoverd.api.base import DiscoverdDeps
 from ironsight.discoverd.db.models import VERSION_TABLE
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import Ironic
+from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.plugins.base import load_hooks
 from ironsight.discoverd.process import Processor
@@ -37,6 +38,7 @@ class DiscoverdService:
         self.db = Database(conf.discoverd_database_url, pool_size=conf.database.pool_size,
                            busy_timeout_ms=conf.database.sqlite_busy_timeout)
         self.cache = NodeCache(self.db)
+        self.members = Members(self.db, self.cache.owner, conf.introspection.heartbeat_timeout)
         self.ironic = Ironic(conf)
         self.workers = WorkerPool(conf.introspection.workers_pool_size)
         self.pxe = (PxeService.for_discoverd(conf, self.cache, self.ironic)
@@ -46,27 +48,32 @@ class DiscoverdService:
         self.processor = Processor(conf, self.cache, self.ironic, load_hooks(conf),
                                    self.introspector, self.workers)
         self.recovery = Recovery(conf, self.cache, self.introspector, self.processor,
-                                 self.workers)
+                                 self.workers, self.members)
         self.app: Starlette = create_app(
             DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic),
             self.pxe.routes() if self.pxe is not None else ())
-        self._periodic: asyncio.Task[None] | None = None
+        self._periodic: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
         if self.pxe is not None:
             await self.pxe.start()
+        await self.members.register()
         await self.recovery.resume()
-        self._periodic = asyncio.get_running_loop().create_task(
-            self.recovery.run_clean_up(), name="discoverd-clean-up")
+        loop = asyncio.get_running_loop()
+        self._periodic = [loop.create_task(self.recovery.run_clean_up(),
+                                           name="discoverd-clean-up"),
+                          loop.create_task(self.recovery.run_heartbeat(),
+                                           name="discoverd-heartbeat")]
         if self.conf.introspection.timeout <= 0:
             LOG.warning("Introspection timeout is disabled ([introspection] timeout = 0)")
 
     async def stop(self) -> None:
-        if self._periodic is not None:
-            self._periodic.cancel()
-            await asyncio.gather(self._periodic, return_exceptions=True)
+        for task in self._periodic:
+            task.cancel()
+        await asyncio.gather(*self._periodic, return_exceptions=True)
         if self.pxe is not None:
             await self.pxe.stop()
         await self.workers.drain(timeout=self.conf.DEFAULT.graceful_shutdown_timeout)
+        await self.members.unregister()
         await self.ironic.close()
         await self.db.close()

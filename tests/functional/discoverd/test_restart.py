@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import delete, insert, update
 
 from ironsight.discoverd.db.models import data, introspections
+from ironsight.discoverd.members import Members
 from ironsight.discoverd.service import DiscoverdService
 
 from .conftest import BOTH_DBS, Discoverds
@@ -141,11 +142,12 @@ async def test_restart_processing_without_raw_data_is_an_error(
     assert "no raw data" in doc["error"]
 
 
-async def test_introspection_of_another_host_is_not_taken_over(
+async def test_introspection_of_a_live_replica_on_another_host_is_not_taken_over(
         bm: httpx.AsyncClient, di: httpx.AsyncClient, di_service: DiscoverdService,
         discoverds: Discoverds) -> None:
     m = await make_node(bm)
     await start(di, m.uuid)
+    await Members(di_service.db, "some-other-host:1", 60).register()  # heartbeating elsewhere
     await _set_row(di_service, m.uuid, state="processing", owner="some-other-host:1")
     await _store_raw(di_service, m.uuid, ipa_payload(m))
     new = await discoverds.restart(di_service)

@@ -22,6 +22,7 @@ from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import formats
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import IronicError
+from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.plugins.base import ProcessingContext, ProcessingHook
 from ironsight.discoverd.plugins.capabilities import Capabilities
@@ -271,7 +272,8 @@ class Discoverd:
         introspector = Introspector(conf, cache, ironic, workers, on_change=on_change)
         processor = Processor(conf, cache, ironic, [hook(conf) for hook in DEFAULT_HOOKS],
                               introspector, workers)
-        recovery = Recovery(conf, cache, introspector, processor, workers)
+        members = Members(cache.db, cache.owner, conf.introspection.heartbeat_timeout)
+        recovery = Recovery(conf, cache, introspector, processor, workers, members)
         return cls(conf, cache, ironic, workers, introspector, processor, recovery, clock,
                    notifications)
 

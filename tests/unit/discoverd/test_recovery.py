@@ -16,7 +16,9 @@ import pytest
 
 from ironsight.common.clock import utcnow
 from ironsight.discoverd import recovery, states
+from ironsight.discoverd.db.models import members
 from ironsight.discoverd.introspect import ABORT_MESSAGE
+from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 
 from .helpers import MAC1, MAC2, UUID1, UUID2, Build, Discoverd, agent_report
@@ -232,12 +234,41 @@ async def test_waiting_introspection_is_not_resumed(di: Discoverd, dead_owner: s
     assert await di.state(UUID1) == states.WAITING
 
 
-async def test_introspection_of_another_host_is_not_resumed(di: Discoverd) -> None:
+async def live_replica_elsewhere(di: Discoverd, name: str) -> Members:
+    """Another discoverd replica, on another host, heartbeating."""
+    other = Members(di.cache.db, name, di.conf.introspection.heartbeat_timeout)
+    await other.register()
+    return other
+
+
+async def test_introspection_of_a_live_replica_on_another_host_is_not_resumed(
+        di: Discoverd) -> None:
+    await live_replica_elsewhere(di, "some-other-host:4242")
     await left_by(di, "some-other-host:4242", "process", raw=agent_report())
     assert await di.recovery.resume() == 0
     await di.settle()
     assert await di.state(UUID1) == states.PROCESSING
     assert di.ironic.calls == []
+
+
+async def test_introspection_of_a_replica_that_stopped_heartbeating_is_taken_over(
+        di: Discoverd) -> None:
+    di.ironic.add_node(UUID1)
+    await live_replica_elsewhere(di, "some-other-host:4242")
+    await left_by(di, "some-other-host:4242", "process", raw=agent_report())
+    async with di.cache.db.begin() as conn:
+        await conn.execute(members.update().values(
+            heartbeat_at=utcnow() - dt.timedelta(hours=1)))
+    assert await di.recovery.resume() == 1
+    await di.settle()
+    assert await di.state(UUID1) == states.FINISHED
+
+
+async def test_introspection_of_a_process_that_never_registered_is_taken_over(
+        di: Discoverd) -> None:
+    di.ironic.add_node(UUID1)
+    await left_by(di, "some-other-host:4242", "process", raw=agent_report())
+    assert await di.recovery.resume() == 1
 
 
 async def test_nothing_is_resumed_twice(di: Discoverd, dead_owner: str) -> None:

@@ -40,6 +40,7 @@ from ironsight.common.exceptions import (
     IronsightError,
     UnsupportedDriverExtension,
 )
+from ironsight.common.ring import Share
 
 LOG = logging.getLogger(__name__)
 
@@ -52,12 +53,13 @@ PollTask = tuple[str, float, Callable[[], Awaitable[int]]]
 
 
 class Inspection:
-    def __init__(self, conf: Config, db: Database, tasks: TaskManager,
-                 drivers: DriverSet) -> None:
+    def __init__(self, conf: Config, db: Database, tasks: TaskManager, drivers: DriverSet,
+                 share: Share) -> None:
         self.conf = conf
         self.db = db
         self.tasks = tasks
         self.drivers = drivers
+        self.share = share
 
     # --- starting -------------------------------------------------------------------------
 
@@ -208,6 +210,8 @@ class Inspection:
         due = dbapi.utcnow() - iface.start_grace
         waiting = []
         for uuid, since, started, internal in rows:
+            if not self.share.mine(uuid):
+                continue  # another live replica's
             lost = (internal or {}).get(iface.lost_start_key)
             if not lost:
                 waiting.append(WaitingNode(uuid, since, started))
@@ -241,7 +245,8 @@ class Inspection:
                        nodes.c.driver.in_(drivers)))).mappings().all()
         for row in rows:
             key = iface.pending_abort_key
-            if not (row["driver_internal_info"] or {}).get(key) \
+            pending = (row["driver_internal_info"] or {}).get(key)
+            if not pending or not self.share.mine(row["uuid"]) \
                     or not await iface.abort(NodeContext.of(row)):
                 continue
             async with self.tasks.try_locked(row["uuid"]) as task:

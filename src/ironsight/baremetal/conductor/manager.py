@@ -25,6 +25,7 @@ from ironsight.common.exceptions import (
     InvalidStateRequested,
     IronsightError,
 )
+from ironsight.common.ring import Share
 from ironsight.common.workers import WorkerPool
 
 LOG = logging.getLogger(__name__)
@@ -49,8 +50,10 @@ class Conductor:
         self.name = conductor_name(conf)
         self.workers = WorkerPool(conf.conductor.workers_pool_size)
         self.tasks = TaskManager(db, self.name, self.workers)
+        # this replica's part of the periodic work (the live members: periodic.py)
+        self.share = Share(self.name)
         self.records = Records(db, self.tasks, drivers)
-        self.inspection = Inspection(conf, db, self.tasks, drivers)
+        self.inspection = Inspection(conf, db, self.tasks, drivers, self.share)
 
     @property
     def host(self) -> str:

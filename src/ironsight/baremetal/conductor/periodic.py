@@ -93,22 +93,26 @@ class PeriodicTasks:
         deadline = dbapi.utcnow() - dt.timedelta(seconds=self.c.conf.conductor.heartbeat_timeout)
         host = socket.gethostname()
         async with self.c.db.begin() as conn:
-            dead = []
+            dead, live = [], []
             for row in await dbapi.list_conductors(conn):
                 if row["name"] == self.c.name:
                     continue
                 if row["heartbeat_at"] < deadline or (
                         row["hostname"] == host and not pid_alive(row["pid"])):
                     dead.append(row["name"])
+                else:
+                    live.append(row["name"])
+            self.c.share.update(live)
             for name in dead:
                 LOG.warning("Conductor %s is dead; releasing its node locks", name)
                 await dbapi.unregister_conductor(conn, name)
-            live = select(conductors.c.name)
+            registered = select(conductors.c.name)
             orphaned = (await conn.execute(
                 select(nodes.c.id, nodes.c.uuid, nodes.c.driver, nodes.c.reservation,
                        nodes.c.lock_epoch, nodes.c.provision_state, nodes.c.target_power_state,
                        nodes.c.driver_internal_info)
-                .where(nodes.c.reservation.is_not(None), nodes.c.reservation.not_in(live))
+                .where(nodes.c.reservation.is_not(None),
+                       nodes.c.reservation.not_in(registered))
             )).mappings().all()
             for orphan in orphaned:
                 await self._recover_node(conn, dict(orphan))
@@ -161,6 +165,8 @@ class PeriodicTasks:
                 .where(nodes.c.reservation.is_(None), or_(*conds)).limit(500))).all()
         failed = 0
         for uuid, state in rows:
+            if not self.c.share.mine(uuid):
+                continue  # another live replica's
             async with self.c.tasks.try_locked(uuid) as task:
                 if task is not None and task.node["provision_state"] == state:
                     await self._time_out(task, state)
@@ -199,6 +205,7 @@ class PeriodicTasks:
                        nodes.c.provision_state.not_in((states.ENROLL, states.VERIFYING)))
                 .order_by(nodes.c.power_synced_at.is_not(None), nodes.c.power_synced_at)
                 .limit(conf.sync_power_state_batch))).scalars().all()
+        uuids = [uuid for uuid in uuids if self.c.share.mine(uuid)]
         sem = asyncio.Semaphore(8)
 
         async def one(uuid: str) -> None:

@@ -10,6 +10,7 @@ from sqlalchemy import (
     DateTime,
     ForeignKey,
     Index,
+    Integer,
     MetaData,
     String,
     Table,
@@ -54,4 +55,17 @@ data = Table(
     Column("processed", Boolean, primary_key=True),
     Column("data", JSON, nullable=False),
     Column("stored_at", DateTime, nullable=False),
+)
+
+# The live replicas of discoverd: each heartbeats its row; a silent one is dead, and the
+# others take over the steps it was running. The PXE side's owner says so here too.
+members = Table(
+    "di_members", metadata,
+    Column("name", String(255), primary_key=True),  # host:pid, as introspections.owner
+    Column("hostname", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", DateTime, nullable=False),
+    Column("heartbeat_at", DateTime, nullable=False),
+    Column("pxe_network", String(255), nullable=True),  # the provisioning network it serves
+    Column("pxe_since", DateTime, nullable=True),
 )

@@ -36,6 +36,7 @@ from ironsight.common.exceptions import (
     NoFreeWorker,
     UnsupportedDriverExtension,
 )
+from ironsight.common.ring import Share
 from ironsight.common.workers import WorkerPool
 
 from .helpers import OTHER, OWNER, history, make_node, node
@@ -100,7 +101,8 @@ def driver(inspect: InspectInterface | None) -> Driver:
 
 def inspection_of(db: Database, tasks: TaskManager, **drivers: InspectInterface | None
                   ) -> Inspection:
-    return Inspection(CONF, db, tasks, DriverSet({n: driver(i) for n, i in drivers.items()}, {}))
+    return Inspection(CONF, db, tasks, DriverSet({n: driver(i) for n, i in drivers.items()}, {}),
+                      Share(tasks.owner))
 
 
 @pytest.fixture
