@@ -184,8 +184,10 @@ class IntrospectionSection:
         1000, "Background steps of introspections (boot, processing, power off) run at once "
         "at most; beyond that, starting an introspection answers 503.", minimum=1)
     power_off_timeout: float = opt(
-        120.0, "Seconds discoverd waits for the bare-metal service to report a node powered "
-        "off (after processing, an abort or a timeout) before that step fails.", minimum=1)
+        120.0, "Seconds discoverd waits for the bare-metal service to carry out a power action "
+        "it asked for (the reboot into the ramdisk; the power off after processing, an abort "
+        "or a timeout) before that step fails; an action that ended otherwise is asked for "
+        "once more.", minimum=1)
     ramdisk_logs_dir: str = opt(
         "", "Where ramdisk logs are written (when an introspection fails, or always with "
         "always_store_ramdisk_logs). Empty: ramdisk-logs in the state directory.")

@@ -19,6 +19,7 @@ from typing import Any
 from ironsight.common.config import Config
 from ironsight.common.exceptions import Invalid, IronsightError
 from ironsight.common.workers import WorkerPool
+from ironsight.discoverd import states
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
 
@@ -28,6 +29,9 @@ LOG = logging.getLogger(__name__)
 VALID_STATES = ("enroll", "manageable", "inspecting", "inspect wait", "inspect failed")
 BMC_FIELDS = ("ipmi_address", "redfish_address", "ilo_address", "drac_address", "drac_host")
 ABORT_MESSAGE = "Canceled by operator"
+# A power action that ended otherwise than asked (a BMC error, a conductor that died doing it)
+# is asked for this many times in all.
+POWER_ATTEMPTS = 2
 
 
 async def bmc_addresses(driver_info: dict[str, Any]) -> list[str]:
@@ -98,15 +102,21 @@ class Introspector:
         return uuid
 
     async def boot(self, uuid: str, manage_boot: bool) -> None:
-        """Reboot the node into the discovery ramdisk, then wait for its callback."""
-        try:
-            if manage_boot:
+        """Reboot the node into the discovery ramdisk, then wait for its callback. A failure
+        ends only a start still under way (not one aborted, or already answered by a fast
+        ramdisk)."""
+        if manage_boot:
+            try:
                 await self.ironic.set_boot_device_pxe(uuid)
-                await self.ironic.set_power(uuid, "rebooting")
-        except IronsightError as exc:
-            await self.fail(uuid, f"Failed to boot node {uuid} into the discovery ramdisk: "
-                                  f"{exc}")
-            return
+                failed = await self._settle_power(uuid, "rebooting", "power on",
+                                                  while_in=states.STARTING)
+                error = failed[1] if failed else None
+            except IronsightError as exc:
+                error = str(exc)
+            if error:
+                await self.fail(uuid, f"Failed to boot node {uuid} into the discovery ramdisk: "
+                                      f"{error}", event="start_failed")
+                return
         if await self.cache.transition(uuid, "wait"):
             LOG.info("Node %s: waiting for the ramdisk's callback", uuid)
 
@@ -139,23 +149,45 @@ class Introspector:
         """Power the node off and wait until the bare-metal service reports it; return an
         error message, or None."""
         try:
-            await self.ironic.set_power(uuid, "power off")
+            failed = await self._settle_power(uuid, "power off", "power off")
+        except IronsightError as exc:
+            LOG.warning("Node %s: power off after %s failed: %s", uuid, why, exc)
+            return f"Failed to power off node {uuid} ({why}): {exc}"
+        if failed is None:
+            return None
+        kind, error = failed
+        if kind == "timeout":
+            return f"Node {uuid} did not power off within {error} ({why})"
+        return f"Failed to power off node {uuid} ({why}): {error}"
+
+    async def _settle_power(self, uuid: str, target: str, settles_in: str,
+                            while_in: str | None = None) -> tuple[str, str] | None:
+        """Ask for `target` and wait until the bare-metal service has carried it out (the
+        node `settles_in` that power state). An action that ended otherwise (a BMC error, a
+        conductor that died doing it) is asked for once more, while the introspection is
+        still `while_in` (when given). None, or ("timeout", the limit) or ("failed", why)."""
+        limit = self.conf.introspection.power_off_timeout
+        loop = asyncio.get_running_loop()
+        error = "not carried out"
+        for attempt in range(POWER_ATTEMPTS):
+            if attempt and while_in and (await self.cache.get(uuid)).state != while_in:
+                return None  # moved on meanwhile: nothing to ask for any more
+            await self.ironic.set_power(uuid, target)
             delay = 0.1
-            limit = self.conf.introspection.power_off_timeout
-            deadline = asyncio.get_running_loop().time() + limit
+            deadline = loop.time() + limit
             while True:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
                 node = await self.ironic.get_power(uuid)
-                if node.get("power_state") == "power off" and not node.get("target_power_state"):
-                    return None
-                if not node.get("target_power_state") and node.get("last_error"):
-                    return f"Failed to power off node {uuid} ({why}): {node['last_error']}"
-                if asyncio.get_running_loop().time() > deadline:
-                    return f"Node {uuid} did not power off within {limit:g} s ({why})"
-        except IronsightError as exc:
-            LOG.warning("Node %s: power off after %s failed: %s", uuid, why, exc)
-            return f"Failed to power off node {uuid} ({why}): {exc}"
+                if not node.get("target_power_state"):
+                    break
+                if loop.time() > deadline:
+                    return "timeout", f"{limit:g} s"
+            if node.get("power_state") == settles_in:
+                return None
+            error = node.get("last_error") or f"it is {node.get('power_state')}"
+            LOG.warning("Node %s: %s did not happen (%s)", uuid, target, error)
+        return "failed", error
 
     async def notify(self) -> None:
         """Tell the listener (the PXE filter) that the set of introspected MACs changed."""

@@ -30,6 +30,7 @@ ALLOWED_FROM: dict[str, tuple[str, ...]] = {
     "abort": (STARTING, WAITING),
     "abort_end": (ABORTING,),
     "refuse": (WAITING, STARTING),  # a report its hooks refuse ends only what waits for one
+    "start_failed": (STARTING,),  # a boot that failed ends only a start still under way
     "timeout": UNFINISHED,
     "error": UNFINISHED,
 }
@@ -37,6 +38,7 @@ ALLOWED_FROM: dict[str, tuple[str, ...]] = {
 EVENT_TARGET = {
     "start": STARTING, "wait": WAITING, "process": PROCESSING, "finish": FINISHED,
     "reapply": REAPPLYING, "abort": ABORTING, "abort_end": ERROR, "refuse": ERROR,
+    "start_failed": ERROR,
     "timeout": ERROR,
     "error": ERROR,
 }

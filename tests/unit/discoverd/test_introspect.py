@@ -83,9 +83,42 @@ async def test_start_boots_the_node_over_pxe_then_waits(di: Discoverd) -> None:
     di.ironic.add_node(UUID1)
     await di.introspector.start(UUID1)
     await di.settle()
-    assert di.ironic.calls[-2:] == [("set_boot_device_pxe", UUID1),
-                                    ("set_power", UUID1, "rebooting")]
+    asked = [call for call in di.ironic.calls if call[0] != "get_power"]
+    assert asked[-2:] == [("set_boot_device_pxe", UUID1), ("set_power", UUID1, "rebooting")]
     assert await di.state(UUID1) == states.WAITING
+
+
+async def test_start_waits_until_the_reboot_is_carried_out(di: Discoverd) -> None:
+    di.ironic.add_node(UUID1)
+    di.ironic.power_answers = [{"power_state": "power off", "target_power_state": "power on"},
+                               {"power_state": "power on", "target_power_state": None}]
+    await di.introspector.start(UUID1)
+    await di.settle()
+    assert di.ironic.names()[-3:] == ["set_power", "get_power", "get_power"]
+    assert await di.state(UUID1) == states.WAITING
+
+
+async def test_a_reboot_that_did_not_happen_is_asked_for_once_more(di: Discoverd) -> None:
+    """The conductor doing it died, say: the action ends without the node rebooted."""
+    di.ironic.add_node(UUID1)
+    di.ironic.power_answers = [
+        {"power_state": "power off", "target_power_state": None,
+         "last_error": "Conductor c:1 died while working on this node"},
+        {"power_state": "power on", "target_power_state": None}]
+    await di.introspector.start(UUID1)
+    await di.settle()
+    assert [c[2] for c in di.ironic.calls if c[0] == "set_power"] == ["rebooting", "rebooting"]
+    assert await di.state(UUID1) == states.WAITING
+
+
+async def test_a_reboot_that_fails_twice_fails_the_start_naming_why(di: Discoverd) -> None:
+    di.ironic.add_node(UUID1)
+    di.ironic.power_answers = [{"power_state": "power off", "target_power_state": None,
+                                "last_error": "IPMI timed out"}]
+    await di.introspector.start(UUID1)
+    await di.settle()
+    assert await di.error(UUID1) == (f"Failed to boot node {UUID1} into the discovery "
+                                     "ramdisk: IPMI timed out")
 
 
 async def test_start_without_managing_boot_leaves_power_and_boot_alone(di: Discoverd) -> None:
