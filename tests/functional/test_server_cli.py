@@ -73,6 +73,24 @@ def test_db_upgrade_on_postgresql(tmp_path: Path) -> None:
         drop_pg_database(url)
 
 
+@pytest.mark.skipif(not PG_URL, reason="IRONSIGHT_TEST_PG_URL is not set")
+def test_replicas_upgrading_one_new_database_at_once_all_succeed(tmp_path: Path) -> None:
+    """Replicas rolled out together migrate one after the other (an advisory lock), instead
+    of racing to create the same tables."""
+    url = fresh_pg_database(f"ironsight_upgrade_race_{os.getpid()}")
+    try:
+        conf = tmp_path / "pg.conf"
+        conf.write_text(f"[database]\nconnection = {url}\n[introspection]\nconnection = {url}\n")
+        procs = [subprocess.Popen([sys.executable, "-m", "ironsight.cli", "db", "upgrade",
+                                   "--config-file", str(conf)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(4)]
+        results = [(proc.wait(60), *proc.communicate()) for proc in procs]
+        assert [code for code, _out, _err in results] == [0] * 4, results
+        assert all("discoverd tables at revision 0002" in out for _code, out, _err in results)
+    finally:
+        drop_pg_database(url)
+
+
 def test_db_upgrade_with_unreachable_database_is_a_clear_error(tmp_path: Path) -> None:
     conf = tmp_path / "pg.conf"
     conf.write_text("[database]\nconnection = postgresql+psycopg://nobody@127.0.0.1:1/none\n")

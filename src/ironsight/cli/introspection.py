@@ -136,6 +136,21 @@ def introspection_list(ctx: click.Context, states: tuple[str, ...], limit: int |
     emit(ctx, statuses, _status_table(statuses))
 
 
+MEMBER_COLUMNS = [("Replica", "name"), ("Alive", "alive"), ("Heartbeat", "heartbeat_at"),
+                  ("PXE network", "pxe_network"), ("Serving PXE since", "pxe_since")]
+
+
+@introspection.command("members")
+@discoverd_options()
+@click.pass_context
+def introspection_members(ctx: click.Context) -> None:
+    """List discoverd's replicas: alive or not, and which one serves the PXE side."""
+    members = _api(ctx).get_members()
+    rows = [{**m, "pxe_network": (m.get("pxe") or {}).get("network") or "-",
+             "pxe_since": (m.get("pxe") or {}).get("since") or "-"} for m in members]
+    emit(ctx, members, lambda: list_table(rows, MEMBER_COLUMNS))
+
+
 @introspection.command("abort")
 @click.argument("node_ident", metavar="NODE")
 @discoverd_options(output=False)

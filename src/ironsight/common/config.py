@@ -247,6 +247,13 @@ class PxeSection:
     ping_before_offer: bool = opt(
         False, "Let dnsmasq ping an address before offering it (duplicate check; costs ~3 s "
         "per first lease). Off: the DHCP range must be reserved for discoverd.")
+    network: str = opt("", "Name of the provisioning network this replica serves. Replicas "
+                       "serving the same network elect one owner, which runs dnsmasq and the "
+                       "PXE filter; the others stand by. Empty: the interface's name.")
+    takeover_interval: float = opt(
+        2.0, "Seconds between a standby replica's attempts to take the PXE side over (and "
+        "the owner's checks that it still holds it): the bound on a fail-over, plus "
+        "PostgreSQL's ~6 s to notice a vanished owner's connection.", minimum=0.1)
     router_advertisements: bool = opt(
         True, "Send IPv6 router advertisements on the interface (iPXE otherwise waits ~13 s "
         "for one before it boots); needs an IPv6 address on the interface.")

@@ -217,5 +217,11 @@ def run_alembic_env(target_metadata: Any) -> None:
                           version_table=config.attributes["version_table"],
                           render_as_batch=True)
         with context.begin_transaction():
+            if connection.dialect.name == "postgresql":
+                # Replicas starting together migrate one after the other: the first does
+                # the work, the next find the tables at the newest revision. (PostgreSQL's
+                # DDL is transactional, so the lock and the migration commit together.)
+                connection.exec_driver_sql(
+                    "SELECT pg_advisory_xact_lock(hashtext('ironsight-migrations'))")
             context.run_migrations()
     engine.dispose()

@@ -295,6 +295,10 @@ class Client:
     def get_statuses(self, uuids: Iterable[str]) -> dict[str, Status]:
         return self._run(_statuses(uuids))
 
+    def get_members(self) -> list[dict[str, Any]]:
+        """discoverd's replicas and which serves the PXE side (an ironsight extension)."""
+        return list((self._run(_get("members")) or {}).get("members", []))
+
     def abort(self, uuid: str) -> None:
         self._run(_post(_node_path(uuid, "abort")))
 

@@ -55,6 +55,12 @@ class Members:
         if not result.rowcount:
             await self.register()
 
+    async def set_pxe(self, network: str | None) -> None:
+        """Record that this replica serves the PXE side of `network` (None: no longer)."""
+        async with self.db.begin() as conn:
+            await conn.execute(update(members).where(members.c.name == self.name).values(
+                pxe_network=network, pxe_since=utcnow() if network else None))
+
     async def unregister(self) -> None:
         async with self.db.begin() as conn:
             await conn.execute(delete(members).where(members.c.name == self.name))

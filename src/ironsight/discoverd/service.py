@@ -41,7 +41,8 @@ class DiscoverdService:
         self.members = Members(self.db, self.cache.owner, conf.introspection.heartbeat_timeout)
         self.ironic = Ironic(conf)
         self.workers = WorkerPool(conf.introspection.workers_pool_size)
-        self.pxe = (PxeService.for_discoverd(conf, self.cache, self.ironic)
+        self.pxe = (PxeService.for_discoverd(conf, self.cache, self.ironic,
+                                             on_ownership=self.members.set_pxe)
                     if conf.pxe.enabled else None)
         self.introspector = Introspector(conf, self.cache, self.ironic, self.workers,
                                          on_change=self.pxe.on_change if self.pxe else None)
@@ -50,14 +51,15 @@ class DiscoverdService:
         self.recovery = Recovery(conf, self.cache, self.introspector, self.processor,
                                  self.workers, self.members)
         self.app: Starlette = create_app(
-            DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic),
+            DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
+                          self.members),
             self.pxe.routes() if self.pxe is not None else ())
         self._periodic: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
+        await self.members.register()
         if self.pxe is not None:
             await self.pxe.start()
-        await self.members.register()
         await self.recovery.resume()
         loop = asyncio.get_running_loop()
         self._periodic = [loop.create_task(self.recovery.run_clean_up(),

@@ -94,3 +94,13 @@ async def test_unknown_path_and_wrong_method_use_the_error_body(di: httpx.AsyncC
     resp = await di.delete("/v1/continue")
     assert resp.status_code == 405
     assert "DELETE" in error_message(resp)
+
+
+async def test_members_lists_this_replica_alive_and_not_serving_pxe(
+        di: httpx.AsyncClient) -> None:
+    resp = await di.get("/v1/members")
+    assert resp.status_code == 200
+    (member,) = resp.json()["members"]
+    assert member["alive"] is True
+    assert member["pxe"] is None
+    assert member["name"] == f"{member['hostname']}:{member['pid']}"

@@ -323,3 +323,17 @@ def test_reapply_rejects_bad_data_as_a_usage_error(run, api, tmp_path: Path, con
     assert result.exit_code == 2
     assert "--data" in result.stderr
     assert api.requests == []
+
+
+def test_members_shows_each_replica_and_which_serves_pxe(run, api):
+    api.add("GET", "/v1/members", httpx.Response(200, json={"members": [
+        {"name": "a:1", "hostname": "a", "pid": 1, "alive": True,
+         "started_at": "2026-12-01T10:00:00", "heartbeat_at": "2026-12-01T10:05:00",
+         "pxe": {"network": "prov-a", "since": "2026-12-01T10:00:01"}},
+        {"name": "b:2", "hostname": "b", "pid": 2, "alive": False,
+         "started_at": "2026-12-01T09:00:00", "heartbeat_at": "2026-12-01T09:01:00",
+         "pxe": None}]}))
+    result = run("introspection", "members")
+    assert result.exit_code == 0, result.output
+    for text in ("Replica", "a:1", "True", "prov-a", "2026-12-01T10:00:01", "b:2", "False"):
+        assert text in result.stdout

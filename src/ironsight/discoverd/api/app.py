@@ -11,7 +11,7 @@ from starlette.routing import BaseRoute
 from ironsight.common.api.app import ApiSpec
 from ironsight.common.api.app import create_app as build_app
 from ironsight.common.api.errors import inspector_envelope
-from ironsight.discoverd.api import callback, introspection, root
+from ironsight.discoverd.api import callback, introspection, members, root
 from ironsight.discoverd.api.base import VERSIONS, DiscoverdDeps
 
 
@@ -21,4 +21,4 @@ def create_app(deps: DiscoverdDeps, extra_routes: Sequence[BaseRoute] = ()) -> S
                    public_endpoint=conf.public_endpoint, max_body_size=conf.max_body_size,
                    max_json_depth=conf.max_json_depth)
     return build_app(spec, deps, [*root.routes, *introspection.routes, *callback.routes,
-                                  *extra_routes])
+                                  *members.routes, *extra_routes])

@@ -9,6 +9,7 @@ from ironsight.common.api.versions import VersionPolicy
 from ironsight.common.config import Config
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import BareMetal
+from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.process import Processor
 
@@ -31,6 +32,7 @@ class DiscoverdDeps:
     introspector: Introspector
     processor: Processor
     ironic: BareMetal  # names in paths are resolved to UUIDs through the bare-metal API
+    members: Members
 
 
 Ctx = RequestContext[DiscoverdDeps]

@@ -74,8 +74,10 @@ def render(s: DnsmasqSettings) -> str:
     lines += ["log-dhcp", "log-facility=-", "pid-file="]
     if s.user:
         # dnsmasq must read the hosts dir after it drops privileges; the state directory
-        # may not be readable by its default user (nobody).
-        lines.append(f"user={s.user}")
+        # may not be readable by its default user (nobody). Its group too: a change of
+        # credentials would clear the parent-death signal that ends dnsmasq with discoverd
+        # (supervisor.py), and an orphan would keep the network from the next owner.
+        lines += [f"user={s.user}", f"group={s.user}"]
     return "\n".join(lines) + "\n"
 
 

@@ -16,7 +16,7 @@ import logging
 import os
 import shutil
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -38,6 +38,7 @@ from ironsight.discoverd.pxe.filter import (
     load_driver,
 )
 from ironsight.discoverd.pxe.netif import interface_addresses
+from ironsight.discoverd.pxe.ownership import Ownership, ownership_for
 from ironsight.discoverd.pxe.supervisor import Supervisor
 
 LOG = logging.getLogger(__name__)
@@ -52,13 +53,24 @@ async def introspection_macs(cache: NodeCache) -> set[str]:
     return await cache.introspection_macs()
 
 
+OnOwnership = Callable[[str | None], Awaitable[None]]
+
+
 class PxeService:
     def __init__(self, conf: Config, *, active_macs: MacSource, known_macs: MacSource,
-                 prefix: Sequence[str] = ()) -> None:
+                 prefix: Sequence[str] = (), ownership: Ownership | None = None,
+                 on_ownership: OnOwnership | None = None) -> None:
         """`prefix` runs dnsmasq, iptables and ip through a command such as
-        `ip netns exec NS` (discoverd outside the provisioning network's namespace)."""
+        `ip netns exec NS` (discoverd outside the provisioning network's namespace).
+        `ownership` elects the one replica that serves the network (see ownership.py);
+        `on_ownership` hears the network's name when this replica takes it over, and None
+        when it stops serving it."""
         self.conf = conf
         self.prefix = list(prefix)
+        self.network = conf.pxe.network or conf.pxe.interface
+        self.ownership = ownership or ownership_for(conf.discoverd_database_url, self.network,
+                                                    conf.state_dir)
+        self.on_ownership = on_ownership
         self.directory = conf.state_dir / "pxe"
         self.driver = load_driver(conf, FilterPlace(self.directory, tuple(self.prefix)))
         self.filter = PxeFilter(self.driver, active_macs=active_macs, known_macs=known_macs)
@@ -66,18 +78,27 @@ class PxeService:
         self.dnsmasq: Supervisor | None = None
         self.http_url = conf.pxe.http_url.rstrip("/")  # resolved at start when empty
         self._task: asyncio.Task[None] | None = None
+        self._owning: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
-        self._started = False
+        self._started = False  # this replica serves the network now
 
     @classmethod
-    def for_discoverd(cls, conf: Config, cache: NodeCache, ironic: BareMetal) -> PxeService:
+    def for_discoverd(cls, conf: Config, cache: NodeCache, ironic: BareMetal,
+                      on_ownership: OnOwnership | None = None) -> PxeService:
         return cls(conf, active_macs=partial(introspection_macs, cache),
-                   known_macs=ironic.list_all_port_macs)
+                   known_macs=ironic.list_all_port_macs, on_ownership=on_ownership)
+
+    @property
+    def serving(self) -> bool:
+        return self._started
 
     def routes(self) -> list[Route]:
         return self.boot.routes()
 
     async def start(self) -> None:
+        """Check and write the configuration; then serve the network if no other replica
+        does (a refusal of the filter's mechanism stops the service then, as a bad option
+        would), and keep trying to take it over otherwise."""
         ipxe_binary = await self._check()
         settings = dnsmasq.DnsmasqSettings(
             interface=self.conf.pxe.interface, dhcp_range=self.conf.pxe.dhcp_range,
@@ -96,32 +117,73 @@ class PxeService:
             [*self.prefix, *dnsmasq.command(self.conf.pxe.dnsmasq_path, conf_file)],
             name="dnsmasq", on_line=self._dnsmasq_line,
             pid_file=self.directory / "dnsmasq.pid")
+        if await self.ownership.try_acquire():
+            try:
+                await self._serve()
+            except PxeFilterError as exc:
+                await self.ownership.release()
+                raise ConfigError(f"[pxe_filter] driver = {self.driver.name}: cannot set up "
+                                  f"the filter: {exc}") from None
+        else:
+            LOG.info("PXE: another replica serves network %s; standing by", self.network)
+        self._owning = asyncio.get_running_loop().create_task(self._ownership_loop(),
+                                                              name="pxe-ownership")
+
+    async def stop(self) -> None:
+        if self._owning is not None:
+            self._owning.cancel()
+            await asyncio.gather(self._owning, return_exceptions=True)
+            self._owning = None
+        if self._started:
+            await self._stand_down()
+        await self.ownership.release()
+
+    async def _serve(self) -> None:
+        """Take the network over: a filter built from scratch, dnsmasq once it is synced."""
+        assert self.dnsmasq is not None
         self.dnsmasq.end_stale()
-        try:
-            await self.filter.start()
-        except PxeFilterError as exc:
-            raise ConfigError(f"[pxe_filter] driver = {self.driver.name}: cannot set up the "
-                              f"filter: {exc}") from None
+        await self.filter.start()
         self._started = True
         self._task = asyncio.get_running_loop().create_task(self._sync_loop(),
                                                             name="pxe-filter-sync")
-        LOG.info("PXE: serving %s on %s (filter %s%s), boot script %s/boot.ipxe",
-                 self.conf.pxe.dhcp_range, self.conf.pxe.interface, self.driver.name,
+        LOG.info("PXE: serving %s on %s for network %s (filter %s%s), boot script "
+                 "%s/boot.ipxe", self.conf.pxe.dhcp_range, self.conf.pxe.interface,
+                 self.network, self.driver.name,
                  ", unknown MACs denied" if self.driver.deny_unknown else "", self.http_url)
+        if self.on_ownership is not None:
+            await self.on_ownership(self.network)
 
-    async def stop(self) -> None:
+    async def _stand_down(self) -> None:
+        self._started = False
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
         if self.dnsmasq is not None:
             await self.dnsmasq.stop()
-        if self._started:
-            self._started = False
+        try:
+            await self.filter.stop()
+        except Exception:
+            LOG.exception("PXE filter clean-up failed")
+        if self.on_ownership is not None:
+            await self.on_ownership(None)
+
+    async def _ownership_loop(self) -> None:
+        """A standby asks for the network every `[pxe] takeover_interval`; the owner checks
+        it still holds it as often, and stops serving at once when it does not."""
+        while True:
+            await asyncio.sleep(self.conf.pxe.takeover_interval)
             try:
-                await self.filter.stop()
+                if self._started:
+                    if not await self.ownership.still_held():
+                        LOG.error("PXE: ownership of network %s lost; dnsmasq stopped",
+                                  self.network)
+                        await self._stand_down()
+                elif await self.ownership.try_acquire():
+                    LOG.warning("PXE: taking over network %s", self.network)
+                    await self._serve()
             except Exception:
-                LOG.exception("PXE filter clean-up failed")
+                LOG.exception("PXE ownership round failed; retrying")
 
     async def on_change(self) -> None:
         """After an introspection started or ended. Never raises: a failure here must not

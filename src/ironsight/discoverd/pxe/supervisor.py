@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import ctypes
 import logging
 import os
 import signal
@@ -18,6 +19,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 LOG = logging.getLogger(__name__)
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: the kernel kills it when discoverd dies, even by SIGKILL,
+    so that no orphan keeps the DHCP port from the replica that takes over."""
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class Supervisor:
@@ -97,7 +105,8 @@ class Supervisor:
         self._recent.clear()
         proc = await asyncio.create_subprocess_exec(
             *self.argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True)
+            stderr=asyncio.subprocess.PIPE, start_new_session=True,
+            preexec_fn=_die_with_parent)
         self._proc, self.pid = proc, proc.pid
         self._record_pid(proc.pid)
         LOG.info("%s started (pid %d)", self.name, proc.pid)
