@@ -13,6 +13,7 @@ from ironsight.baremetal.conductor.manager import Conductor
 from ironsight.baremetal.conductor.periodic import PeriodicTasks
 from ironsight.baremetal.db.models import VERSION_TABLE
 from ironsight.baremetal.drivers.loader import load_drivers
+from ironsight.baremetal.metrics import baremetal_metrics
 from ironsight.common.config import Config
 from ironsight.common.db import Database, run_migrations
 
@@ -32,8 +33,9 @@ class BaremetalService:
                            busy_timeout_ms=conf.database.sqlite_busy_timeout)
         self.conductor = Conductor(conf, self.db, load_drivers(conf))
         self.periodic = PeriodicTasks(self.conductor)
-        self.app: Starlette = create_app(BaremetalDeps(conf, self.conductor,
-                                                       self.conductor.records))
+        self.metrics = baremetal_metrics(self.conductor, self.db)
+        self.app: Starlette = create_app(
+            BaremetalDeps(conf, self.conductor, self.conductor.records), self.metrics)
 
     async def start(self) -> None:
         await self.periodic.register()

@@ -162,6 +162,14 @@ class Database:
             async with self.engine.connect() as aconn:
                 yield aconn
 
+    def pool_status(self) -> dict[str, int]:
+        """Connections in use and idle (PostgreSQL's pool; SQLite keeps its two open)."""
+        if self.engine is not None:
+            pool: Any = self.engine.pool
+            return {"in_use": pool.checkedout(), "idle": pool.checkedin()}
+        return {"in_use": int(self._write_lock.locked()), "idle": 2 - int(
+            self._write_lock.locked())}
+
     async def close(self) -> None:
         if self.sync_engine is not None:
             for which in ("_writer", "_reader"):

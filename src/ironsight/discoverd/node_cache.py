@@ -12,11 +12,21 @@ import functools
 import os
 import socket
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, insert, literal_column, or_, select, update
+from sqlalchemy import (
+    and_,
+    bindparam,
+    delete,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.common.clock import utcnow
@@ -66,9 +76,12 @@ def _allowed(event: str) -> Any:
 
 @functools.lru_cache(maxsize=64)
 def _transition_statement(event: str, keys: tuple[str, ...]) -> Any:
-    return (update(introspections)
+    stmt = (update(introspections)
             .where(introspections.c.uuid == bindparam("b_uuid"), _allowed(event))
             .values({k: bindparam(f"v_{k}") for k in keys}))
+    if states.EVENT_TARGET[event] in states.FINAL:
+        stmt = stmt.returning(introspections.c.started_at)  # for the duration, in one trip
+    return stmt
 
 
 _DELETE_ATTRIBUTES = delete(attributes).where(attributes.c.uuid == bindparam("uuid"))
@@ -100,6 +113,8 @@ class NodeCache:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.owner = owner_name()
+        # told (final state, seconds since the start) when an introspection ends here
+        self.on_end: Callable[[str, float], None] | None = None
 
     # --- reading --------------------------------------------------------------------------
 
@@ -109,6 +124,13 @@ class NodeCache:
         if row is None:
             raise NotFound(f"Could not find node {uuid} in cache")
         return Introspection.from_row(row)
+
+    async def count_by_state(self) -> dict[str, int]:
+        """How many introspections are in each state (metrics)."""
+        async with self.db.read() as conn:
+            rows = await conn.execute(select(introspections.c.state, func.count())
+                                      .group_by(introspections.c.state))
+            return {state: int(count) for state, count in rows}
 
     async def get_many(self, uuids: Sequence[str]) -> list[Introspection]:
         async with self.db.read() as conn:
@@ -214,12 +236,16 @@ class NodeCache:
             values.update(error=None)
         params = {f"v_{k}": v for k, v in values.items()}
         params["b_uuid"] = uuid
+        final = target in states.FINAL
         async with self.db.begin() as conn:
             result = await conn.execute(_transition_statement(event, tuple(sorted(values))),
                                         params)
-            if result.rowcount and target in states.FINAL:
+            ended = result.first() if final else None
+            if ended is not None:
                 await conn.execute(_DELETE_ATTRIBUTES, {"uuid": uuid})
-        return bool(result.rowcount)
+        if ended is not None and self.on_end is not None:
+            self.on_end(target, (now - ended[0]).total_seconds())
+        return ended is not None if final else bool(result.rowcount)
 
     async def timed_out(self, deadline: dt.datetime) -> list[tuple[str, bool]]:
         """End every unfinished introspection started before `deadline`; returns (uuid,

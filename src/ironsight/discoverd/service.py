@@ -18,6 +18,7 @@ from ironsight.discoverd.db.models import VERSION_TABLE
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import Ironic
 from ironsight.discoverd.members import Members
+from ironsight.discoverd.metrics import discoverd_metrics
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.plugins.base import load_hooks
 from ironsight.discoverd.process import Processor
@@ -50,10 +51,11 @@ class DiscoverdService:
                                    self.introspector, self.workers)
         self.recovery = Recovery(conf, self.cache, self.introspector, self.processor,
                                  self.workers, self.members)
+        self.metrics = discoverd_metrics(self.cache, self.members, self.pxe)
         self.app: Starlette = create_app(
             DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
                           self.members),
-            self.pxe.routes() if self.pxe is not None else ())
+            self.pxe.routes() if self.pxe is not None else (), self.metrics)
         self._periodic: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:

@@ -136,6 +136,11 @@ sync_period = 1
              "members", "--url", f"http://127.0.0.1:{standby.port}", "-f", "json"],
             capture_output=True, text=True, timeout=30, check=True).stdout
         assert '"network": "prov-test"' in members
+        metrics = subprocess.run(
+            [*pxe_net.prefix, "busybox", "wget", "-q", "-O", "-",
+             f"http://127.0.0.1:{standby.port}/metrics"],
+            capture_output=True, text=True, timeout=30, check=True).stdout
+        assert 'ironsight_pxe_owner{network="prov-test"} 1.0' in metrics
     finally:
         for replica in started:
             replica.stop()

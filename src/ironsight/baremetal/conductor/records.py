@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from sqlalchemy import func, select
+
 from ironsight.baremetal import states
 from ironsight.baremetal.conductor.task import TaskManager
 from ironsight.baremetal.db import api as dbapi
@@ -91,6 +93,13 @@ class Records:
             text = f"Maintenance {'set' if on else 'unset'}" + (f": {reason}" if reason else "")
             await task.save(text, event_type="maintenance", release=True, maintenance=on,
                             maintenance_reason=reason if on else None)
+
+    async def count_by_state(self) -> dict[str, int]:
+        """How many nodes are in each provision state (metrics)."""
+        async with self.db.read() as conn:
+            rows = await conn.execute(select(nodes.c.provision_state, func.count())
+                                      .group_by(nodes.c.provision_state))
+            return {state: int(count) for state, count in rows}
 
     async def history(self, ident: str) -> tuple[Row, list[Row]]:
         async with self.db.read() as conn:

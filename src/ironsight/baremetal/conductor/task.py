@@ -132,6 +132,7 @@ class TaskManager:
         self.db = db
         self.owner = owner
         self.workers = workers
+        self.conflicts = 0  # lock requests refused because another held the node (metrics)
 
     async def acquire(self, ident: str, *, attempts: int = 3,
                       interval: float = 0.2) -> NodeTask:
@@ -145,6 +146,7 @@ class TaskManager:
                 return NodeTask(self.db, self.owner, row)
             if attempt + 1 < attempts:
                 await asyncio.sleep(interval)
+        self.conflicts += 1
         raise NodeLocked(current["uuid"], current["reservation"] or "unknown")
 
     @asynccontextmanager

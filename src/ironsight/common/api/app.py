@@ -18,9 +18,10 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
 
 from ironsight.common.api.errors import Envelope
+from ironsight.common.api.metrics import CONTENT_TYPE, Metrics
 from ironsight.common.api.versions import Version, VersionPolicy
 from ironsight.common.exceptions import IronsightError
 
@@ -32,6 +33,7 @@ class ApiSpec:
     public_endpoint: str  # base URL of links in answers; empty: taken from each request
     max_body_size: int
     max_json_depth: int
+    metrics: Metrics | None = None  # served on GET /metrics; requests are timed into it
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None
@@ -58,8 +60,16 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(spec, IronsightError(message, code=exc.status_code), None)
 
 
+def _metrics_route(metrics: Metrics) -> Route:
+    async def scrape(request: Request) -> Response:
+        return Response(await metrics.render(), media_type=CONTENT_TYPE)
+
+    return Route("/metrics", scrape, methods=["GET"])
+
+
 def create_app(spec: ApiSpec, deps: Any, routes: Sequence[BaseRoute]) -> Starlette:
-    app = Starlette(routes=list(routes), exception_handlers={HTTPException: _http_error})
+    served = [*routes, _metrics_route(spec.metrics)] if spec.metrics else list(routes)
+    app = Starlette(routes=served, exception_handlers={HTTPException: _http_error})
     app.state.spec = spec
     app.state.deps = deps
     return app

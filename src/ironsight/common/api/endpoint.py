@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
@@ -71,32 +72,44 @@ Endpoint = Callable[[RequestContext[Any]], Awaitable[Any]]
 
 def endpoint(fn: Callable[[RequestContext[D]], Awaitable[Any]]
              ) -> Callable[[Request], Awaitable[Response]]:
+    name = fn.__name__.rstrip("_")
+
     @functools.wraps(fn)
     async def handler(request: Request) -> Response:
         spec: ApiSpec = request.app.state.spec
-        version: Version | None = None
-        try:
-            version = spec.versions.negotiate(request)
-            result = await fn(RequestContext(request, version, spec, request.app.state.deps))
-        except IronsightError as exc:
-            if exc.code >= 500:
-                LOG.error("%s %s failed: %s", request.method, request.url.path, exc)
-            return error_response(spec, exc, version)
-        except ValidationError as exc:
-            return error_response(spec, Invalid(format_validation_error(exc)), version)
-        except Exception:
-            LOG.exception("%s %s crashed", request.method, request.url.path)
-            return error_response(
-                spec, IronsightError("Internal server error; see the service log."), version)
-        headers = spec.versions.headers(version)
-        if isinstance(result, Response):
-            result.headers.update(headers)
-            return result
-        status, doc, *extra = result
-        if extra:
-            headers.update(extra[0])
-        if doc is None:
-            return Response(status_code=status, headers=headers)
-        return json_response(doc, status=status, headers=headers)
+        started = time.perf_counter()
+        response = await _answer(fn, request, spec)
+        if spec.metrics is not None:
+            spec.metrics.observe_request(request.method, name, response.status_code,
+                                         time.perf_counter() - started)
+        return response
 
     return handler
+
+
+async def _answer(fn: Callable[[RequestContext[D]], Awaitable[Any]], request: Request,
+                  spec: ApiSpec) -> Response:
+    version: Version | None = None
+    try:
+        version = spec.versions.negotiate(request)
+        result = await fn(RequestContext(request, version, spec, request.app.state.deps))
+    except IronsightError as exc:
+        if exc.code >= 500:
+            LOG.error("%s %s failed: %s", request.method, request.url.path, exc)
+        return error_response(spec, exc, version)
+    except ValidationError as exc:
+        return error_response(spec, Invalid(format_validation_error(exc)), version)
+    except Exception:
+        LOG.exception("%s %s crashed", request.method, request.url.path)
+        return error_response(
+            spec, IronsightError("Internal server error; see the service log."), version)
+    headers = spec.versions.headers(version)
+    if isinstance(result, Response):
+        result.headers.update(headers)
+        return result
+    status, doc, *extra = result
+    if extra:
+        headers.update(extra[0])
+    if doc is None:
+        return Response(status_code=status, headers=headers)
+    return json_response(doc, status=status, headers=headers)
