@@ -119,9 +119,9 @@ async def test_an_owner_that_loses_the_ownership_stops_serving_at_once(
         assert pxe.dnsmasq is not None
         await asyncio.wait_for(pxe.dnsmasq.running.wait(), 5)
         ownership.free = False  # the lock's connection is gone: it may be another's now
-        await eventually(lambda: not pxe.serving)
+        await eventually(lambda: heard == ["prov-a", None])  # its stand-down's last step
+        assert not pxe.serving
         assert not pxe.dnsmasq.started
-        assert heard == ["prov-a", None]
     finally:
         await pxe.stop()
 
