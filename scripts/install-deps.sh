@@ -5,9 +5,10 @@ set -euo pipefail
 need=()
 have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # ipmitool: pxe_ipmitool; openssh-*: pxe_ssh tests; dnsmasq-base iptables ipxe: discoverd's
-# PXE side; busybox-static cpio kmod: the ramdisk builder; qemu-*: the VM lab and e2e tests.
+# PXE side; busybox-static cpio kmod: the ramdisk builder; qemu-*: the VM lab and e2e tests;
+# haproxy: the load balancer of the scale-out guide, run by its tests.
 for pkg in ipmitool openssh-server openssh-client python3-venv python3.11 iproute2 dnsmasq-base \
-           iptables ipxe busybox-static cpio kmod qemu-system-x86 qemu-utils ipxe-qemu; do
+           iptables ipxe busybox-static cpio kmod qemu-system-x86 qemu-utils ipxe-qemu haproxy; do
   have "$pkg" || need+=("$pkg")
 done
 # PostgreSQL: only when no server answers and none is installed.

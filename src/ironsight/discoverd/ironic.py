@@ -24,6 +24,9 @@ from ironsight.common.exceptions import IronsightError
 
 LOG = logging.getLogger(__name__)
 API_VERSION = "1.115"
+# Answers worth asking again: a busy conductor (503), and a load balancer in front of the
+# replicas whose chosen one just died or restarts (502, 504).
+RETRIED = (502, 503, 504)
 
 
 class IronicError(IronsightError):
@@ -85,9 +88,9 @@ class Ironic:
 
     async def call(self, method: str, path: str, body: Any = None,
                    params: dict[str, str] | None = None) -> Any:
-        """One API call. Retried with backoff: a locked node (409) or a busy conductor (503)
-        `ironic_retries` times; an API that cannot be reached (a restart) for up to
-        `ironic_unreachable_timeout` seconds."""
+        """One API call. Retried with backoff: a locked node (409), a busy conductor or a load
+        balancer without a live replica (502, 503, 504) `ironic_retries` times; an API that
+        cannot be reached (a restart) for up to `ironic_unreachable_timeout` seconds."""
         data = None if body is None else json.dumps(body)
         url = self.base + path
         loop = asyncio.get_running_loop()
@@ -109,10 +112,11 @@ class Ironic:
                 await asyncio.sleep(min(self._backoff(attempt), unreachable_until - now))
                 continue
             unreachable_until = None
-            if attempt < self.attempts and (status == 503 or (status == 409
-                                                              and _locked(status, payload))):
+            if attempt < self.attempts and (status in RETRIED or (status == 409
+                                                                  and _locked(status, payload))):
                 LOG.debug("%s %s: %s, retry %d/%d", method, path,
-                          "busy" if status == 503 else "node locked", attempt, self.attempts)
+                          "node locked" if status == 409 else f"HTTP {status}", attempt,
+                          self.attempts)
                 await asyncio.sleep(self._backoff(attempt))
                 continue
             if status >= 400:

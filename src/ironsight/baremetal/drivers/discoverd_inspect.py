@@ -44,6 +44,8 @@ LOG = logging.getLogger(__name__)
 CLIENT_MODULE = "ironsight.discoverd.client"
 MIN_CLIENT_VERSION = (1, 0, 0)
 BATCH = 100
+# No discoverd answered: unreachable (None), or a load balancer with none alive behind it.
+UNAVAILABLE = (None, 502, 503, 504)
 
 __all__ = ["DiscoverdDisabled", "DiscoverdInspect", "load_client"]
 
@@ -114,10 +116,11 @@ class DiscoverdInspect(InspectInterface):
         self.validate(node)
         try:
             await self.client().introspect(node.uuid)
-        except self.client_lib.ServiceUnavailable as exc:  # type: ignore[union-attr]
-            return InspectOutcome.lost(f"Failed to start inspection: {exc.message}")
         except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
-            return InspectOutcome.failed(f"Failed to start inspection: {exc.message}")
+            why = f"Failed to start inspection: {exc.message}"
+            if exc.status_code in UNAVAILABLE:
+                return InspectOutcome.lost(why)  # no discoverd answered: start again later
+            return InspectOutcome.failed(why)
         return InspectOutcome.waiting()
 
     async def abort(self, node: NodeContext) -> bool:
