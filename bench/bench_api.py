@@ -57,7 +57,9 @@ def start_service(state: Path, port: int, db_url: str | None, extra: str = "",
     if only is None and "[introspection]" not in extra:
         only = "baremetal"
     args = ["--only", only] if only else []
-    proc = subprocess.Popen([sys.executable, "-m", "ironsight.cli", "serve", "--config-file",
+    # BENCH_PYTHON: another checkout's interpreter, to run its code under this benchmark
+    python = os.environ.get("BENCH_PYTHON", sys.executable)
+    proc = subprocess.Popen([python, "-m", "ironsight.cli", "serve", "--config-file",
                              str(conf), *args],
                             stdout=open(state / f"service-{only or 'all'}.log", "wb"),  # noqa: SIM115
                             stderr=subprocess.STDOUT)

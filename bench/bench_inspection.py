@@ -8,6 +8,12 @@ agent-format report per node to discoverd (8 clients), wait until every node is 
 again; then check cpus/cpu_arch/memory_mb/local_gb, 2 ports and power off on every node.
 
     .venv/bin/python bench/bench_inspection.py [--nodes 200] [--db-url URL]
+
+With --db-url (a PostgreSQL server), each service keeps its tables in a fresh database of its
+own there (ironsight_bench_bm, ironsight_bench_di), and what the server saw of the whole flow is
+counted per node and service (bench/pgstats.py: statements by kind, transactions, round trips;
+--top lists the most frequent statements). On SQLite, the counts come from each service's
+/metrics (statements and writes), where the code has them.
 """
 
 from __future__ import annotations
@@ -21,9 +27,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+import httpx
 import loadgen
 from bench_api import free_port, proc_stat, start_service
 from bench_discoverd import BM, POLL, mac, report, verify, wait_states
+from pgstats import PgStats, fresh_databases
+from prometheus_client.parser import text_string_to_metric_families
 
 from ironsight.client.http import baremetal_client
 from ironsight.client.wait import NodeWatch, Poller, wait_for_nodes
@@ -47,7 +56,8 @@ def cpu_rss(pids: list[int]) -> tuple[float, float]:
     return sum(s[0] for s in stats), sum(s[1] for s in stats)
 
 
-async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int) -> dict[str, float]:
+async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
+                pg: PgStats | None) -> dict[str, float]:
     stamp = time.time_ns()
     by_index: dict[int, str] = {}
     marks: dict[str, float] = {}
@@ -62,6 +72,9 @@ async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int) -> dict
             assert resp.status == status, resp.body
         return check
 
+    sql0 = db_counts(bm_port, di_port)
+    if pg is not None:
+        pg.reset()
     cpu0, _ = cpu_rss(pids)
     t0 = time.perf_counter()
     await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
@@ -84,31 +97,62 @@ async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int) -> dict
     await asyncio.to_thread(wait_manageable, bm_port, uuids, 120)
     total = time.perf_counter() - t0
     cpu1, rss = cpu_rss(pids)
+    sql = {k: v - sql0[k] for k, v in db_counts(bm_port, di_port).items()}
+    if pg is not None:
+        for service in ("bm", "di"):
+            for kind, n in pg.counts(f"ironsight_bench_{service}").items():
+                sql[f"pg_{service}_{kind}"] = n
     await verify(bm_port, uuids)
     return {"total": total, **marks, "cb_p50": res.pct(0.5), "cb_p95": res.pct(0.95),
-            "cpu": cpu1 - cpu0, "rss": rss}
+            "cpu": cpu1 - cpu0, "rss": rss, **sql}
+
+
+def db_counts(bm_port: int, di_port: int) -> dict[str, float]:
+    """SQL statements and writes so far, of each service (its /metrics; none from
+    code older than the counters)."""
+    counts = {}
+    for service, port in (("bm", bm_port), ("di", di_port)):
+        resp = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10)
+        if resp.status_code != 200:
+            continue
+        for family in text_string_to_metric_families(resp.text):
+            if family.name in ("ironsight_db_statements", "ironsight_db_writes"):
+                counts[f"{service}_{family.name.split('_')[-1]}"] = family.samples[0].value
+    return counts
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=200)
-    parser.add_argument("--db-url", default=None)
+    parser.add_argument("--db-url", default=None,
+                        help="a PostgreSQL server (any database: the bench makes its own)")
+    parser.add_argument("--top", action="store_true",
+                        help="with --db-url: list each service's most frequent statements")
     parser.add_argument("--split", action="store_true",
                         help="run the two services as two processes (serve --only ...)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-") as tmp:
         state = Path(tmp)
         bm_port, di_port = free_port(), free_port()
+        pg, bm_url, di_url = None, None, None
+        if args.db_url:
+            bm_url, di_url = fresh_databases(args.db_url, ["ironsight_bench_bm",
+                                                           "ironsight_bench_di"])
+            pg = PgStats(args.db_url)
+        both = f"connection = {di_url}\n" if di_url else ""
         extra = (f"[introspection]\nport = {di_port}\nironic_url = http://127.0.0.1:{bm_port}\n"
+                 f"{both}"
                  "ironic_retry_interval = 0.05\n[processing]\nadd_ports = all\n"
                  f"[discoverd]\nenabled = true\nservice_url = http://127.0.0.1:{di_port}/v1\n")
-        procs = ([start_service(state, bm_port, args.db_url, extra, only="baremetal"),
-                  start_service(state, bm_port, args.db_url, extra, only="discoverd",
+        procs = ([start_service(state, bm_port, bm_url, extra, only="baremetal"),
+                  start_service(state, bm_port, bm_url, extra, only="discoverd",
                                 wait_port=di_port)]
-                 if args.split else [start_service(state, bm_port, args.db_url, extra)])
+                 if args.split else [start_service(state, bm_port, bm_url, extra)])
         try:
             time.sleep(1)
-            r = asyncio.run(bench(bm_port, di_port, [p.pid for p in procs], args.nodes))
+            r = asyncio.run(bench(bm_port, di_port, [p.pid for p in procs], args.nodes, pg))
+            top = ({s: pg.top(f"ironsight_bench_{s}") for s in ("bm", "di")}
+                   if pg is not None and args.top else {})
         finally:
             for proc in procs:
                 proc.terminate()
@@ -127,6 +171,22 @@ def main() -> None:
     print(f"  server CPU                               {r['cpu']:6.2f} s  "
           f"({r['cpu'] / n * 1000:.1f} ms/node)")
     print(f"  RSS after                                {r['rss']:6.1f} MiB")
+    if "bm_statements" in r:
+        print(f"  SQL per node (/metrics): bare-metal {r['bm_statements'] / n:.1f} statements, "
+              f"{r['bm_writes'] / n:.1f} writes; discoverd {r['di_statements'] / n:.1f} "
+              f"statements, {r['di_writes'] / n:.1f} writes")
+    for service, name in (("bm", "bare-metal"), ("di", "discoverd")):
+        prefix = f"pg_{service}_"
+        kinds = {k[len(prefix):]: v / n for k, v in r.items() if k.startswith(prefix)}
+        if not kinds:
+            continue
+        main_kinds = ("calls", "transactions", "select", "insert", "update", "delete",
+                      "begin", "commit", "rollback")
+        shown = ", ".join(f"{k} {kinds[k]:.1f}" for k in main_kinds if k in kinds)
+        rest = sum(v for k, v in kinds.items() if k not in main_kinds)
+        print(f"  PostgreSQL per node, {name}: {shown}, other {rest:.1f}")
+        for calls, query in top.get(service, []):
+            print(f"      {calls / n:6.2f}  {query}")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,10 @@ def baremetal_metrics(conductor: Conductor, db: Database) -> Metrics:
     busy = metrics.gauge("ironsight_conductor_workers_busy",
                          "Long actions running in this conductor's worker pool.")
     pool = metrics.gauge("ironsight_db_connections", "Database connections by use.", ["use"])
+    metrics.counter("ironsight_db_statements", "SQL statements run.",
+                    lambda: db.stats.statements)
+    metrics.counter("ironsight_db_writes", "Writes: transactions and single-statement writes.",
+                    lambda: db.stats.writes)
     metrics.counter("ironsight_node_lock_conflicts",
                     "Lock requests refused because another holder had the node (409).",
                     lambda: conductor.tasks.conflicts)

@@ -81,7 +81,10 @@ class DatabaseSection:
     connection: str = opt(
         "", "SQLAlchemy URL of the database, e.g. postgresql+psycopg://user@host/db. "
         "Empty: SQLite file ironsight.sqlite in the state directory.", secret=True)
-    pool_size: int = opt(10, "Connections kept open to PostgreSQL.", minimum=1)
+    pool_size: int = opt(
+        10, "Connections each service keeps open to PostgreSQL for reads and single-statement "
+        "writes, plus half as many for transactions; under load each pool opens as many "
+        "again (at most 3 times pool_size per service process).", minimum=1)
     sqlite_busy_timeout: int = opt(
         10000, "Milliseconds SQLite waits for another process's write lock.", minimum=0)
 

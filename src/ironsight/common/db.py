@@ -8,16 +8,22 @@ migrations.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import logging
+import select
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from ironsight.common.exceptions import ConfigError
+from ironsight.common.exceptions import ConfigError, DatabaseUnavailable
+
+LOG = logging.getLogger(__name__)
 
 
 def engine_url(url: str) -> URL:
@@ -52,6 +58,54 @@ class Conn(Protocol):
     def dialect(self) -> Any: ...
 
 
+@dataclass
+class DbStats:
+    """What a Database did, counted (metrics; the benchmarks' statements per node)."""
+
+    statements: int = 0
+    writes: int = 0  # write transactions
+    reads: int = 0  # read contexts
+
+
+class CountedConn:
+    """An async connection whose statements are counted."""
+
+    __slots__ = ("_conn", "_stats")
+
+    def __init__(self, conn: Any, stats: DbStats) -> None:
+        self._conn = conn
+        self._stats = stats
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        self._stats.statements += 1
+        return await self._conn.execute(statement, parameters)
+
+    @property
+    def dialect(self) -> Any:
+        return self._conn.dialect
+
+
+class OneStatement:
+    """A connection that runs one statement only (Database.single): a second is a bug, as
+    it would not be in the same transaction as the first."""
+
+    __slots__ = ("_conn", "_used")
+
+    def __init__(self, conn: Conn) -> None:
+        self._conn = conn
+        self._used = False
+
+    async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        if self._used:
+            raise RuntimeError("bug: a second statement in Database.single()")
+        self._used = True
+        return await self._conn.execute(statement, parameters)
+
+    @property
+    def dialect(self) -> Any:
+        return self._conn.dialect
+
+
 class SyncConn:
     """A synchronous SQLAlchemy connection behind the async `execute` the queries use.
 
@@ -61,10 +115,14 @@ class SyncConn:
     lock, short.
     """
 
-    def __init__(self, conn: Connection) -> None:
+    __slots__ = ("_conn", "_stats")
+
+    def __init__(self, conn: Connection, stats: DbStats) -> None:
         self._conn = conn
+        self._stats = stats
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
+        self._stats.statements += 1
         return self._conn.execute(statement, parameters)
 
     @property
@@ -78,7 +136,11 @@ class Database:
     SQLite: a synchronous engine used on the event loop's thread (see SyncConn); it allows one
     writer, so write transactions of this process are serialised by an asyncio lock (a
     read-then-write transaction then never hits SQLITE_BUSY), and other processes are waited
-    for with `busy_timeout`. PostgreSQL: the async psycopg driver and a connection pool.
+    for with `busy_timeout`. PostgreSQL: the async psycopg driver and a connection pool, used
+    so as to spare round trips (each costs the server and this process CPU, and a remote
+    database its latency): reads and single-statement writes run in autocommit (no BEGIN,
+    no COMMIT or ROLLBACK), and a pooled connection is checked without one (see _alive).
+    A connection lost mid-request raises DatabaseUnavailable (503, retry) and is replaced.
     """
 
     def __init__(self, url: str, *, pool_size: int = 10, busy_timeout_ms: int = 10000) -> None:
@@ -91,16 +153,25 @@ class Database:
         # for reads, kept open (see begin/read).
         self._writer: Connection | None = None
         self._reader: Connection | None = None
+        self.stats = DbStats()
         if aurl.get_backend_name() == "sqlite":
             path = _sqlite_path(aurl)
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            self.sync_engine = create_engine(aurl,
-                                             pool_size=pool_size, max_overflow=pool_size)
+            self.sync_engine = create_engine(aurl, pool_size=pool_size, max_overflow=pool_size,
+                                             hide_parameters=True)
             self._setup_sqlite(self.sync_engine, busy_timeout_ms)
         else:
-            self.engine = create_async_engine(aurl, pool_size=pool_size,
-                                              max_overflow=pool_size, pool_pre_ping=True)
+            # Two pools: transactions; reads and single statements in autocommit (set once
+            # per connection, not at each checkout). Most work is of the second kind.
+            small = max(1, pool_size // 2)
+            self.engine = create_async_engine(aurl, pool_size=small, max_overflow=small,
+                                              hide_parameters=True)
+            self._autocommit = create_async_engine(
+                aurl, pool_size=pool_size, max_overflow=pool_size, hide_parameters=True,
+                isolation_level="AUTOCOMMIT")
+            for engine in (self.engine, self._autocommit):
+                event.listen(engine.sync_engine.pool, "checkout", _alive)
 
     @staticmethod
     def _setup_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
@@ -133,23 +204,43 @@ class Database:
     @asynccontextmanager
     async def begin(self) -> AsyncIterator[Conn]:
         """A write transaction: committed on success, rolled back on any error."""
+        self.stats.writes += 1
         if self.sync_engine is not None:
             async with self._write_lock:
                 conn = self._sqlite_conn("_writer")
-                with conn.begin():
-                    yield SyncConn(conn)
+                with _unavailable(), conn.begin():
+                    yield SyncConn(conn, self.stats)
         else:
             assert self.engine is not None
-            async with self.engine.begin() as aconn:
-                yield aconn
+            with _unavailable():
+                async with self.engine.begin() as aconn:
+                    yield CountedConn(aconn, self.stats)
+
+    @asynccontextmanager
+    async def single(self) -> AsyncIterator[Conn]:
+        """A write of exactly one statement on PostgreSQL, committed by itself: as atomic as
+        a transaction, and two round trips (BEGIN, COMMIT) cheaper. Locks, state changes and
+        (see baremetal/db/combined.py) writes with their history row are such writes. On
+        SQLite, a transaction (its statements are local calls: no need to make them one)."""
+        if self.sync_engine is not None:
+            async with self.begin() as conn:
+                yield conn
+            return
+        self.stats.writes += 1
+        with _unavailable():
+            async with self._autocommit.connect() as aconn:
+                yield OneStatement(CountedConn(aconn, self.stats))
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Conn]:
-        """A read-only connection (no write lock taken)."""
+        """A read-only connection (no write lock taken). Each statement sees what was
+        committed when it began (PostgreSQL's READ COMMITTED: the same in a transaction)."""
+        self.stats.reads += 1
         if self.sync_engine is not None:
             conn = self._sqlite_conn("_reader")
             try:
-                yield SyncConn(conn)
+                with _unavailable():
+                    yield SyncConn(conn, self.stats)
             finally:
                 # A connection that only read has no database transaction open, so nothing
                 # is held between reads; one that wrote by mistake must not keep the lock.
@@ -158,15 +249,16 @@ class Database:
                 if raw is not None and raw.in_transaction:
                     conn.rollback()
         else:
-            assert self.engine is not None
-            async with self.engine.connect() as aconn:
-                yield aconn
+            with _unavailable():
+                async with self._autocommit.connect() as aconn:
+                    yield CountedConn(aconn, self.stats)
 
     def pool_status(self) -> dict[str, int]:
         """Connections in use and idle (PostgreSQL's pool; SQLite keeps its two open)."""
         if self.engine is not None:
-            pool: Any = self.engine.pool
-            return {"in_use": pool.checkedout(), "idle": pool.checkedin()}
+            pools: list[Any] = [self.engine.pool, self._autocommit.pool]
+            return {"in_use": sum(p.checkedout() for p in pools),
+                    "idle": sum(p.checkedin() for p in pools)}
         return {"in_use": int(self._write_lock.locked()), "idle": 2 - int(
             self._write_lock.locked())}
 
@@ -180,6 +272,47 @@ class Database:
             self.sync_engine.dispose()
         if self.engine is not None:
             await self.engine.dispose()
+            await self._autocommit.dispose()
+
+
+@contextmanager
+def _unavailable() -> Iterator[None]:
+    """The database could not be reached, or the connection broke: a DatabaseUnavailable
+    (503: retry later; SQLAlchemy has already dropped the broken connection). Errors about
+    the statement or the data (a constraint, a bad value) pass unchanged."""
+    try:
+        yield
+    except DBAPIError as exc:
+        if not (isinstance(exc, OperationalError | InterfaceError) or exc.connection_invalidated):
+            raise
+        # The driver's own text only: SQLAlchemy's adds the statement (its parameters are
+        # hidden: hide_parameters, as they may hold secrets such as a BMC password).
+        first = str(exc.orig).strip().splitlines()[:1]
+        LOG.warning("Database unavailable: %s: %s", type(exc.orig).__name__,
+                    first[0] if first else "")
+        raise DatabaseUnavailable(exc) from exc
+
+
+def _alive(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
+    """On checkout: refuse a pooled psycopg connection that the server has closed (restart,
+    fail-over, idle timeout, pg_terminate_backend), so that the pool opens a new one.
+
+    An idle connection has nothing to read unless the server closed it (its socket then
+    holds the end of the stream, or the termination notice): a zero-timeout poll of the
+    socket finds that without the round trip of SQLAlchemy's pre-ping. A connection cut
+    without a word (a network partition) is found by its first statement instead."""
+    raw = getattr(dbapi_conn, "driver_connection", dbapi_conn)
+    pgconn = getattr(raw, "pgconn", None)
+    if pgconn is None:
+        return
+    if raw.closed or raw.broken:
+        raise DisconnectionError("connection closed")
+    try:
+        readable, _, _ = select.select([pgconn.socket], [], [], 0)
+    except (OSError, ValueError) as exc:
+        raise DisconnectionError(f"connection unusable: {exc}") from exc
+    if readable:
+        raise DisconnectionError("connection closed by the server")
 
 
 def run_migrations(url: str, script_location: str, version_table: str) -> None:

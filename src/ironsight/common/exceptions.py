@@ -72,6 +72,19 @@ class NoFreeWorker(IronsightError):
     code = 503
 
 
+class DatabaseUnavailable(IronsightError):
+    """The database could not be reached or the connection broke (a restart, a fail-over):
+    the request's transaction was rolled back (unless the break came during its COMMIT,
+    whose outcome the client cannot know: a retry then meets the new state). The driver's
+    text is logged, not shown (it names hosts and ports)."""
+
+    code = 503
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__("The database is unavailable; please retry later.")
+        self.cause = cause
+
+
 class DriverError(IronsightError):
     """A driver could not talk to the hardware (BMC, hypervisor)."""
 

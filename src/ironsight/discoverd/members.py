@@ -49,7 +49,7 @@ class Members:
 
     async def heartbeat(self) -> None:
         """Also registers again a replica the others gave up for dead (it had stalled)."""
-        async with self.db.begin() as conn:
+        async with self.db.single() as conn:
             result = await conn.execute(update(members).where(members.c.name == self.name)
                                         .values(heartbeat_at=utcnow()))
         if not result.rowcount:
@@ -57,12 +57,12 @@ class Members:
 
     async def set_pxe(self, network: str | None) -> None:
         """Record that this replica serves the PXE side of `network` (None: no longer)."""
-        async with self.db.begin() as conn:
+        async with self.db.single() as conn:
             await conn.execute(update(members).where(members.c.name == self.name).values(
                 pxe_network=network, pxe_since=utcnow() if network else None))
 
     async def unregister(self) -> None:
-        async with self.db.begin() as conn:
+        async with self.db.single() as conn:
             await conn.execute(delete(members).where(members.c.name == self.name))
 
     async def all(self) -> list[Member]:
@@ -80,5 +80,5 @@ class Members:
 
     async def forget_dead(self, live: set[str]) -> None:
         """Drop the rows of members seen dead (their steps are taken over meanwhile)."""
-        async with self.db.begin() as conn:
+        async with self.db.single() as conn:
             await conn.execute(delete(members).where(members.c.name.not_in(sorted(live))))

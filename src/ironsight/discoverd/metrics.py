@@ -14,6 +14,10 @@ from ironsight.discoverd.pxe.service import PxeService
 
 def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None) -> Metrics:
     metrics = Metrics("discoverd")
+    metrics.counter("ironsight_db_statements", "SQL statements run.",
+                    lambda: cache.db.stats.statements)
+    metrics.counter("ironsight_db_writes", "Writes: transactions and single-statement writes.",
+                    lambda: cache.db.stats.writes)
     by_state = metrics.gauge("ironsight_introspections", "Introspections by state.", ["state"])
     durations = metrics.histogram(
         "ironsight_introspection_duration_seconds",

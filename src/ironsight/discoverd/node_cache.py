@@ -27,6 +27,8 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.common.clock import utcnow
@@ -75,13 +77,21 @@ def _allowed(event: str) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _transition_statement(event: str, keys: tuple[str, ...]) -> Any:
+def _transition_statement(event: str, keys: tuple[str, ...], one_statement: bool) -> Any:
+    """The conditional UPDATE of a transition. One to a final state returns the start time
+    (for the duration) and drops the lookup attributes: with `one_statement` (PostgreSQL),
+    in the same statement (a data-modifying CTE: one round trip instead of four); else the
+    caller deletes them in the same transaction."""
     stmt = (update(introspections)
             .where(introspections.c.uuid == bindparam("b_uuid"), _allowed(event))
             .values({k: bindparam(f"v_{k}") for k in keys}))
-    if states.EVENT_TARGET[event] in states.FINAL:
-        stmt = stmt.returning(introspections.c.started_at)  # for the duration, in one trip
-    return stmt
+    if states.EVENT_TARGET[event] not in states.FINAL:
+        return stmt
+    if not one_statement:
+        return stmt.returning(introspections.c.started_at)
+    ended = stmt.returning(introspections.c.uuid, introspections.c.started_at).cte("ended")
+    gone = delete(attributes).where(attributes.c.uuid.in_(select(ended.c.uuid))).cte("gone")
+    return select(ended.c.started_at).add_cte(gone)
 
 
 _DELETE_ATTRIBUTES = delete(attributes).where(attributes.c.uuid == bindparam("uuid"))
@@ -91,9 +101,17 @@ _RESTART = update(introspections).where(introspections.c.uuid == bindparam("b_uu
                                        _allowed("start"))
 _INSERT_ATTRIBUTES = insert(attributes)
 _DELETE_DATA = delete(data).where(data.c.uuid == bindparam("uuid"))
-_DELETE_DATA_OF_KIND = delete(data).where(data.c.uuid == bindparam("uuid"),
-                                          data.c.processed == bindparam("processed"))
-_INSERT_DATA = insert(data)
+
+
+def _upsert_data(dialect_insert: Any) -> Any:
+    """Stored data replaces the earlier of its kind: an upsert on (uuid, processed)."""
+    new = dialect_insert(data)
+    return new.on_conflict_do_update(index_elements=[data.c.uuid, data.c.processed],
+                                     set_={"data": new.excluded.data,
+                                           "stored_at": new.excluded.stored_at})
+
+
+_UPSERT_DATA = {"postgresql": _upsert_data(pg_insert), "sqlite": _upsert_data(sqlite_insert)}
 _LOOKUP = select(attributes.c.uuid).where(or_(
     and_(attributes.c.name == MAC, attributes.c.value.in_(bindparam("macs", expanding=True))),
     and_(attributes.c.name == BMC, attributes.c.value.in_(bindparam("bmcs", expanding=True)))))
@@ -237,11 +255,12 @@ class NodeCache:
         params = {f"v_{k}": v for k, v in values.items()}
         params["b_uuid"] = uuid
         final = target in states.FINAL
-        async with self.db.begin() as conn:
-            result = await conn.execute(_transition_statement(event, tuple(sorted(values))),
-                                        params)
+        async with self.db.single() as conn:
+            one = conn.dialect.name == "postgresql"
+            result = await conn.execute(
+                _transition_statement(event, tuple(sorted(values)), one), params)
             ended = result.first() if final else None
-            if ended is not None:
+            if ended is not None and not one:
                 await conn.execute(_DELETE_ATTRIBUTES, {"uuid": uuid})
         if ended is not None and self.on_end is not None:
             self.on_end(target, (now - ended[0]).total_seconds())
@@ -288,7 +307,7 @@ class NodeCache:
         the state and has the owner it was seen with, so that of two processes taking over
         at once, one wins."""
         owner = introspections.c.owner
-        async with self.db.begin() as conn:
+        async with self.db.single() as conn:
             result = await conn.execute(
                 update(introspections).where(
                     introspections.c.uuid == intro.uuid, introspections.c.state == intro.state,
@@ -299,10 +318,9 @@ class NodeCache:
     # --- data -----------------------------------------------------------------------------
 
     async def store_data(self, uuid: str, payload: Any, processed: bool) -> None:
-        async with self.db.begin() as conn:
-            await conn.execute(_DELETE_DATA_OF_KIND, {"uuid": uuid, "processed": processed})
-            await conn.execute(_INSERT_DATA, {"uuid": uuid, "processed": processed,
-                                              "data": payload, "stored_at": utcnow()})
+        async with self.db.single() as conn:
+            await conn.execute(_UPSERT_DATA[conn.dialect.name], {
+                "uuid": uuid, "processed": processed, "data": payload, "stored_at": utcnow()})
 
     async def introspection_macs(self) -> set[str]:
         """MACs of the introspections in progress (dropped when one ends)."""

@@ -4,7 +4,7 @@ test) and a `FakeBareMetal` (see helpers.py for why a stand-in is right here).""
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,22 +15,31 @@ from ironsight.discoverd import introspect
 from ironsight.discoverd.db.models import VERSION_TABLE
 from ironsight.discoverd.node_cache import NodeCache
 
-from ..databases import copy_of, migrated_template
+from ..databases import BACKENDS, Templates, fresh, templates
 from .helpers import Build, Discoverd, FastClock, conf_with
 
 MIGRATIONS = "ironsight.discoverd.db:migrations"
 
 
 @pytest.fixture(scope="session")
-def discoverd_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return migrated_template(tmp_path_factory, "discoverd.sqlite",
-                             lambda url: run_migrations(url, MIGRATIONS, VERSION_TABLE))
+def discoverd_db_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Templates]:
+    yield from templates(tmp_path_factory, "discoverd.sqlite",
+                         lambda url: run_migrations(url, MIGRATIONS, VERSION_TABLE))
 
 
 @pytest.fixture
-async def db(discoverd_db_template: Path, tmp_path: Path) -> AsyncIterator[Database]:
-    """A fresh, migrated discoverd database of this test."""
-    async with copy_of(discoverd_db_template, tmp_path) as database:
+async def db(discoverd_db_templates: Templates, tmp_path: Path) -> AsyncIterator[Database]:
+    """A fresh, migrated discoverd database of this test (SQLite; the modules whose SQL
+    differs by backend use `db_each` instead, through their own `db`)."""
+    async with fresh("sqlite", discoverd_db_templates, tmp_path) as database:
+        yield database
+
+
+@pytest.fixture(params=BACKENDS)
+async def db_each(request: pytest.FixtureRequest, discoverd_db_templates: Templates,
+                  tmp_path: Path) -> AsyncIterator[Database]:
+    """A fresh, migrated discoverd database of this test, on each backend."""
+    async with fresh(request.param, discoverd_db_templates, tmp_path) as database:
         yield database
 
 

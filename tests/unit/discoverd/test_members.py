@@ -7,10 +7,18 @@ import datetime as dt
 import os
 import socket
 
+import pytest
+
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Database
 from ironsight.discoverd.db.models import members
 from ironsight.discoverd.members import Members
+
+
+@pytest.fixture
+def db(db_each: Database) -> Database:
+    """Each backend (heartbeats and claims run as single statements on PostgreSQL)."""
+    return db_each
 
 HOST = socket.gethostname()
 ME = f"{HOST}:{os.getpid()}"

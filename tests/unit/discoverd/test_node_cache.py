@@ -1,5 +1,5 @@
-"""The node cache on a real SQLite database: introspection records, lookup, conditional
-state transitions, stored data, timeouts and ownership."""
+"""The node cache on a real database, SQLite and PostgreSQL: introspection records, lookup,
+conditional state transitions, stored data, timeouts and ownership."""
 
 from __future__ import annotations
 
@@ -17,6 +17,12 @@ from ironsight.discoverd import states
 from ironsight.discoverd.node_cache import NodeCache
 
 from .helpers import BMC1, BMC2, MAC1, MAC2, MAC3, UUID1, UUID2, UUID3
+
+
+@pytest.fixture
+def db(db_each: Database) -> Database:
+    """Each backend: the node cache's transitions and upserts are other SQL on PostgreSQL."""
+    return db_each
 
 
 async def start(cache: NodeCache, uuid: str = UUID1, *, macs: tuple[str, ...] = (MAC1,),

@@ -54,11 +54,10 @@ class Records:
         self.check_driver(values["driver"], values)
         values.update(provision_state=initial_state, power_state=None, maintenance=False,
                       provision_updated_at=dbapi.utcnow(), driver_internal_info={})
-        async with self.db.begin() as conn:
-            row = await dbapi.create_node(conn, values)
-            await dbapi.add_history(conn, row["id"], f"Node created with driver {row['driver']}",
-                                    conductor=self.tasks.owner)
-        return row
+        event = dbapi.history_row(None, f"Node created with driver {values['driver']}",
+                                  conductor=self.tasks.owner)
+        async with self.db.single() as conn:
+            return await dbapi.create_node(conn, values, event)
 
     async def update_node(self, ident: str, change: Change) -> Row:
         """Apply `change` to the locked node; a new hardware type brings its own interfaces
@@ -149,11 +148,13 @@ class Records:
                                           sort_key=sort_key, sort_dir=sort_dir)
 
     async def create_port(self, values: Row, node: str) -> Row:
-        async with self.db.begin() as conn:
-            values["node_id"] = await _node_id(conn, node, "node_uuid")
-            row = await dbapi.create_port(conn, values)
-            await dbapi.add_history(conn, values["node_id"], f"Port {row['address']} created",
-                                    event_type="port", conductor=self.tasks.owner)
+        event = dbapi.history_row(None, f"Port {values['address']} created", event_type="port",
+                                  conductor=self.tasks.owner)
+        async with self.db.single() as conn:
+            row = await dbapi.create_port(conn, node, values, event)
+        if row is None:
+            # Ironic answers 400 here: the node is a field of the request, not the resource.
+            raise Invalid(f"node_uuid: Node {node} could not be found.")
         row["node_uuid"] = node
         return row
 

@@ -60,19 +60,19 @@ class NodeTask:
     async def save(self, event: str | None = None, *, severity: str = "INFO",
                    event_type: str = "provisioning", release: bool = False,
                    **values: Any) -> None:
-        """Update the node (and its history) in one transaction; with `release`, give the
-        lock back in the same UPDATE (one write instead of two on the hot path)."""
+        """Update the node (and its history) in one write; with `release`, give the lock back
+        in the same UPDATE (one write instead of two on the hot path)."""
         if "provision_state" in values:
             values.setdefault("provision_updated_at", dbapi.utcnow())
         if release and not self.released:
             values["reservation"] = None
-        async with self.db.begin() as conn:
+        row = (dbapi.history_row(self.node["id"], event, severity=severity,
+                                 event_type=event_type, conductor=self.owner)
+               if event else None)
+        async with self.db.single() as conn:
             if not await dbapi.update_locked_node(conn, self.node["id"], self.owner,
-                                                  self.epoch, values):
+                                                  self.epoch, values, row):
                 raise LockLost(self.uuid, self.owner)
-            if event:
-                await dbapi.add_history(conn, self.node["id"], event, severity=severity,
-                                        event_type=event_type, conductor=self.owner)
         self.node.update(values)
         if release:
             self.released = True
@@ -117,7 +117,7 @@ class NodeTask:
         await asyncio.shield(self._release())
 
     async def _release(self) -> None:
-        async with self.db.begin() as conn:
+        async with self.db.single() as conn:
             held = await dbapi.release_node(conn, self.node["id"], self.owner, self.epoch)
         if not held:
             LOG.warning("Node %s: the lock of %s was already released or taken over",
@@ -138,12 +138,12 @@ class TaskManager:
                       interval: float = 0.2) -> NodeTask:
         """Lock the node or raise NodeLocked (409) / NotFound (404)."""
         for attempt in range(max(1, attempts)):
-            async with self.db.begin() as conn:
+            async with self.db.single() as conn:
                 row = await dbapi.reserve_node(conn, ident, self.owner)
-                if row is None:
-                    current = await dbapi.get_node(conn, ident)  # NotFound when it is gone
             if row is not None:
                 return NodeTask(self.db, self.owner, row)
+            async with self.db.read() as conn:
+                current = await dbapi.get_node(conn, ident)  # NotFound when it is gone
             if attempt + 1 < attempts:
                 await asyncio.sleep(interval)
         self.conflicts += 1

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from ironsight.baremetal.db import combined
 from ironsight.baremetal.db.models import conductors, history, nodes, ports
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Conn
@@ -56,6 +57,19 @@ _JSON_DEFAULTS = {"driver_info", "driver_internal_info", "properties", "extra",
                   "instance_info", "local_link_connection"}
 
 
+def one_statement(conn: Conn) -> bool:
+    """Whether a write and its history row go in one statement (PostgreSQL, see combined.py);
+    elsewhere they are two, in the caller's transaction (Database.single on SQLite is one)."""
+    return bool(conn.dialect.name == "postgresql")
+
+
+def history_row(node_id: int | None, event: str, *, severity: str = "INFO",
+                event_type: str = "provisioning", conductor: str | None = None) -> Row:
+    return {"uuid": new_uuid(), "node_id": node_id, "created_at": utcnow(),
+            "severity": severity, "event_type": event_type, "event": event,
+            "conductor": conductor}
+
+
 async def _insert(conn: Conn, stmt: Any, defaults: Row, values: Row,
                   what: str) -> Row:
     row = _full_row(defaults, {"created_at": utcnow(), "uuid": new_uuid(), **values})
@@ -68,9 +82,27 @@ async def _insert(conn: Conn, stmt: Any, defaults: Row, values: Row,
     return row
 
 
-async def create_node(conn: Conn, values: Row) -> Row:
-    return await _insert(conn, _INSERT_NODE, _NODE_DEFAULTS,
-                         {"maintenance": False, "lock_epoch": 0, **values}, "node")
+async def _insert_combined(conn: Conn, stmt: Any, row: Row, event: Row, what: str) -> Any:
+    params = {f"_v_{key}": value for key, value in row.items()}
+    params.update(combined.history_params(event))
+    try:
+        return (await conn.execute(stmt, params)).first()
+    except IntegrityError as exc:
+        raise _duplicate(exc, what, row) from None
+
+
+async def create_node(conn: Conn, values: Row, event: Row | None = None) -> Row:
+    """Insert the node, and with `event` (a history_row) its history row too."""
+    values = {"maintenance": False, "lock_epoch": 0, **values}
+    if event is None or not one_statement(conn):
+        row = await _insert(conn, _INSERT_NODE, _NODE_DEFAULTS, values, "node")
+        if event is not None:
+            await _add_history_row(conn, {**event, "node_id": row["id"]})
+        return row
+    row = _full_row(_NODE_DEFAULTS, {"created_at": utcnow(), "uuid": new_uuid(), **values})
+    found = await _insert_combined(conn, combined.insert_node(tuple(row)), row, event, "node")
+    row["id"] = found[0]
+    return row
 
 
 def _by_ident(ident: str) -> tuple[str, str]:
@@ -178,9 +210,23 @@ async def update_node(conn: Conn, node_id: int, values: Row) -> None:
 
 
 async def update_locked_node(conn: Conn, node_id: int, owner: str, epoch: int,
-                             values: Row) -> bool:
-    """Update the node only while `owner` holds its lock of `epoch`; False when it does not."""
-    return await _update(conn, nodes, node_id, values, "node", (owner, epoch))
+                             values: Row, event: Row | None = None) -> bool:
+    """Update the node only while `owner` holds its lock of `epoch`, and with `event` (a
+    history_row) add its history row; False (nothing written) when the lock is not held."""
+    if event is None or not one_statement(conn):
+        if not await _update(conn, nodes, node_id, values, "node", (owner, epoch)):
+            return False
+        if event is not None:
+            await _add_history_row(conn, {**event, "node_id": node_id})
+        return True
+    values = {"updated_at": utcnow(), **values}
+    params = {f"_v_{key}": value for key, value in values.items()}
+    params.update(combined.history_params(event), _row_id=node_id, _owner=owner, _epoch=epoch)
+    try:
+        result = await conn.execute(combined.update_locked_node(tuple(sorted(values))), params)
+    except IntegrityError as exc:
+        raise _duplicate(exc, "node", values) from None
+    return result.first() is not None
 
 
 async def still_locked(conn: Conn, node_id: int, owner: str, epoch: int) -> bool:
@@ -216,9 +262,31 @@ async def release_node(conn: Conn, node_id: int, owner: str, epoch: int) -> bool
 # --- ports ----------------------------------------------------------------------------------
 
 
-async def create_port(conn: Conn, values: Row) -> Row:
-    return await _insert(conn, _INSERT_PORT, _PORT_DEFAULTS, {"pxe_enabled": True, **values},
-                         "port")
+async def create_port(conn: Conn, node: str, values: Row, event: Row) -> Row | None:
+    """Insert a port on the node named `node` (UUID or name) and its history row `event` (a
+    history_row); None when there is no such node."""
+    key, ident = _by_ident(node)
+    values = {"pxe_enabled": True, **values}
+    if not one_statement(conn):
+        found = (await conn.execute(_GET[key], {"ident": ident})).first()
+        if found is None:
+            return None
+        row = await _insert(conn, _INSERT_PORT, _PORT_DEFAULTS,
+                            {**values, "node_id": found.id}, "port")
+        await _add_history_row(conn, {**event, "node_id": found.id})
+        return row
+    row = _full_row({k: v for k, v in _PORT_DEFAULTS.items() if k != "node_id"},
+                    {"created_at": utcnow(), "uuid": new_uuid(), **values})
+    params = {f"_v_{k}": v for k, v in row.items()}
+    params.update(combined.history_params(event), _node=ident)
+    try:
+        found = (await conn.execute(combined.insert_port(tuple(row), key), params)).first()
+    except IntegrityError as exc:
+        raise _duplicate(exc, "port", row) from None
+    if found is None:
+        return None
+    row["node_id"], row["id"] = found
+    return row
 
 
 # A port with its node's UUID, as the API shows it.
@@ -264,9 +332,12 @@ async def delete_port(conn: Conn, port_id: int) -> None:
 
 async def add_history(conn: Conn, node_id: int, event: str, *, severity: str = "INFO",
                       event_type: str = "provisioning", conductor: str | None = None) -> None:
-    await conn.execute(_INSERT_HISTORY, {
-        "uuid": new_uuid(), "node_id": node_id, "created_at": utcnow(), "severity": severity,
-        "event_type": event_type, "event": event, "conductor": conductor})
+    await _add_history_row(conn, history_row(node_id, event, severity=severity,
+                                             event_type=event_type, conductor=conductor))
+
+
+async def _add_history_row(conn: Conn, row: Row) -> None:
+    await conn.execute(_INSERT_HISTORY, row)
 
 
 async def list_history(conn: Conn, node_id: int, limit: int = 1000) -> list[Row]:

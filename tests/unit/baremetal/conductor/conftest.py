@@ -1,9 +1,9 @@
-"""The conductor's pieces on a real SQLite database (migrated once per session, copied per
-test): node rows written and read with the db api, locks taken by a TaskManager."""
+"""The conductor's pieces on a real database, SQLite and PostgreSQL (see databases.py): node
+rows written and read with the db api, locks taken by a TaskManager."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,20 +14,21 @@ from ironsight.baremetal.service import MIGRATIONS
 from ironsight.common.db import Database, run_migrations
 from ironsight.common.workers import WorkerPool
 
-from ...databases import copy_of, migrated_template
+from ...databases import BACKENDS, Templates, fresh, templates
 from .helpers import OTHER, OWNER
 
 
 @pytest.fixture(scope="session")
-def baremetal_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return migrated_template(tmp_path_factory, "ironsight.sqlite",
-                             lambda url: run_migrations(url, MIGRATIONS, VERSION_TABLE))
+def baremetal_db_templates(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Templates]:
+    yield from templates(tmp_path_factory, "ironsight.sqlite",
+                         lambda url: run_migrations(url, MIGRATIONS, VERSION_TABLE))
 
 
-@pytest.fixture
-async def db(baremetal_db_template: Path, tmp_path: Path) -> AsyncIterator[Database]:
-    """A fresh, migrated bare-metal database of this test."""
-    async with copy_of(baremetal_db_template, tmp_path) as database:
+@pytest.fixture(params=BACKENDS)
+async def db(request: pytest.FixtureRequest, baremetal_db_templates: Templates,
+             tmp_path: Path) -> AsyncIterator[Database]:
+    """A fresh, migrated bare-metal database of this test, on each backend."""
+    async with fresh(request.param, baremetal_db_templates, tmp_path) as database:
         yield database
 
 
