@@ -180,7 +180,7 @@ def main() -> None:
         kinds = {k[len(prefix):]: v / n for k, v in r.items() if k.startswith(prefix)}
         if not kinds:
             continue
-        main_kinds = ("calls", "transactions", "select", "insert", "update", "delete",
+        main_kinds = ("calls", "transactions", "sessions", "select", "insert", "update", "delete",
                       "begin", "commit", "rollback")
         shown = ", ".join(f"{k} {kinds[k]:.1f}" for k in main_kinds if k in kinds)
         rest = sum(v for k, v in kinds.items() if k not in main_kinds)

@@ -59,10 +59,12 @@ class PgStats:
             self._xacts = self._transactions(conn)
 
     @staticmethod
-    def _transactions(conn: Any) -> dict[str, int]:
-        rows = conn.execute("SELECT datname, xact_commit + xact_rollback FROM pg_stat_database "
-                            "WHERE datname IS NOT NULL").fetchall()
-        return {name: int(n) for name, n in rows}
+    def _transactions(conn: Any) -> dict[str, tuple[int, int]]:
+        """Transactions and sessions (connections opened: each costs the server a fork and
+        its catalog caches) of each database."""
+        rows = conn.execute("SELECT datname, xact_commit + xact_rollback, sessions "
+                            "FROM pg_stat_database WHERE datname IS NOT NULL").fetchall()
+        return {name: (int(n), int(s)) for name, n, s in rows}
 
     def counts(self, database: str) -> dict[str, int]:
         """Statement calls by first keyword ('select', 'insert', 'begin', ...), 'calls' (the
@@ -72,7 +74,9 @@ class PgStats:
             conn.execute("SELECT pg_stat_clear_snapshot()")
             xacts = self._transactions(conn)
             out: collections.Counter[str] = collections.Counter()
-            out["transactions"] = xacts.get(database, 0) - self._xacts.get(database, 0)
+            now, then = xacts.get(database, (0, 0)), self._xacts.get(database, (0, 0))
+            out["transactions"] = now[0] - then[0]
+            out["sessions"] = now[1] - then[1]
             if self.statements:
                 rows = conn.execute(
                     "SELECT lower(split_part(ltrim(query), ' ', 1)), sum(calls) "

@@ -163,13 +163,16 @@ class Database:
             self._setup_sqlite(self.sync_engine, busy_timeout_ms)
         else:
             # Two pools: transactions; reads and single statements in autocommit (set once
-            # per connection, not at each checkout). Most work is of the second kind.
-            small = max(1, pool_size // 2)
-            self.engine = create_async_engine(aurl, pool_size=small, max_overflow=small,
-                                              hide_parameters=True)
+            # per connection, not at each checkout). Most work is of the second kind. Each
+            # opens connections as they are needed and keeps them, up to its bound (no
+            # "overflow": a connection opened under load and closed on its return costs the
+            # server a backend's start, several milliseconds of CPU, each time).
+            self.engine = create_async_engine(aurl, pool_size=max(1, pool_size),
+                                              max_overflow=0, hide_parameters=True)
+            # Its connections never hold a transaction, so nothing to roll back on return.
             self._autocommit = create_async_engine(
-                aurl, pool_size=pool_size, max_overflow=pool_size, hide_parameters=True,
-                isolation_level="AUTOCOMMIT")
+                aurl, pool_size=2 * pool_size, max_overflow=0, hide_parameters=True,
+                isolation_level="AUTOCOMMIT", pool_reset_on_return=None)
             for engine in (self.engine, self._autocommit):
                 event.listen(engine.sync_engine.pool, "checkout", _alive)
 

@@ -57,3 +57,38 @@ async def test_port_for_missing_node_is_400(api: httpx.AsyncClient) -> None:
                                              "node_uuid": "0b751d19-92e0-41ae-9a37-99bfd7c5121a"})
     assert resp.status_code == 400
     assert "node_uuid" in fault(resp)
+
+
+async def test_ports_of_a_node_without_ports_is_an_empty_list(api: httpx.AsyncClient) -> None:
+    node = await create_node(api)
+    for path in (f"/v1/nodes/{node['uuid']}/ports", f"/v1/ports/detail?node={node['uuid']}"):
+        resp = await api.get(path)
+        assert (resp.status_code, resp.json()["ports"]) == (200, [])
+
+
+async def test_ports_of_a_node_named_by_name_in_id_order(api: httpx.AsyncClient) -> None:
+    node = await create_node(api, name="ports-by-name")
+    macs = ["52:54:00:00:01:0b", "52:54:00:00:01:0a"]
+    for mac in macs:
+        await api.post("/v1/ports", json={"address": mac, "node_uuid": node["uuid"]})
+    docs = (await api.get("/v1/ports/detail?node=ports-by-name")).json()["ports"]
+    assert [(d["address"], d["node_uuid"]) for d in docs] == [(m, node["uuid"]) for m in macs]
+
+
+async def test_ports_of_a_missing_node_is_404_on_its_path_and_400_as_a_filter(
+        api: httpx.AsyncClient) -> None:
+    missing = "0b751d19-92e0-41ae-9a37-99bfd7c5121a"
+    assert (await api.get(f"/v1/nodes/{missing}/ports")).status_code == 404
+    resp = await api.get(f"/v1/ports?node={missing}")
+    assert resp.status_code == 400
+    assert fault(resp) == f"node: Node {missing} could not be found."
+
+
+async def test_a_port_patch_that_changes_nothing_answers_the_port(api: httpx.AsyncClient) -> None:
+    node = await create_node(api)
+    port = (await api.post("/v1/ports", json={"address": "52:54:00:00:02:01",
+                                               "node_uuid": node["uuid"]})).json()
+    resp = await api.patch(f"/v1/ports/{port['uuid']}",
+                           json=[{"op": "replace", "path": "/pxe_enabled", "value": True}])
+    assert (resp.status_code, resp.json()["uuid"], resp.json()["pxe_enabled"]) == (
+        200, port["uuid"], True)

@@ -18,8 +18,9 @@ from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import nodes
 from ironsight.baremetal.drivers.loader import DriverSet
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
+from ironsight.common.clock import utcnow
 from ironsight.common.db import Database
-from ironsight.common.exceptions import Invalid, InvalidParameterValue, NotFound
+from ironsight.common.exceptions import Invalid, InvalidParameterValue, LockLost, NotFound
 
 Row = dict[str, Any]
 # The new field values of a node or port, computed from its current row (a JSON patch).
@@ -142,6 +143,12 @@ class Records:
         (the node is the resource) or, when it came in the request's `node_field`, a 400."""
         wanted = dict(filters)
         async with self.db.read() as conn:
+            if node is not None and not wanted and marker is None and (
+                    sort_key, sort_dir) == ("id", "asc"):
+                found = await dbapi.ports_of_node(conn, node, limit)  # what discoverd asks
+                if found is None:
+                    raise _node_missing(node, node_field)
+                return found
             if node is not None:
                 wanted["node_id"] = await _node_id(conn, node, node_field)
             return await dbapi.list_ports(conn, filters=wanted, limit=limit, marker=marker,
@@ -164,6 +171,17 @@ class Records:
         row = await self.get_port(ident)
         async with self.tasks.locked(row["node_uuid"]) as task:
             new = change(row)
+            if new["node_uuid"] == row["node_uuid"]:
+                changes = {k: v for k, v in new.items() if v != row.get(k)}
+                if not changes:
+                    return row
+                changes["updated_at"] = utcnow()
+                async with self.db.single() as conn:
+                    if not await dbapi.update_locked_port(conn, row["id"], changes,
+                                                          task.node["id"], task.owner,
+                                                          task.epoch):
+                        raise LockLost(task.uuid, task.owner)
+                return {**row, **changes}
             async with self.db.begin() as conn:
                 await task.fence(conn)
                 if new["node_uuid"] != row["node_uuid"]:
@@ -185,9 +203,13 @@ class Records:
 async def _node_id(conn: Any, ident: str, field: str | None) -> int:
     try:
         node = await dbapi.get_node(conn, ident)
-    except NotFound as exc:
-        if field is None:
-            raise
-        # Ironic answers 400 here: the node is a field of the request, not the resource.
-        raise Invalid(f"{field}: {exc}") from None
+    except NotFound:
+        raise _node_missing(ident, field) from None
     return int(node["id"])
+
+
+def _node_missing(ident: str, field: str | None) -> NotFound | Invalid:
+    """A 404 when the node is the resource; a 400 when it came in request field `field`
+    (as Ironic answers)."""
+    missing = NotFound(f"Node {ident} could not be found.")
+    return missing if field is None else Invalid(f"{field}: {missing}")

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, exists, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.baremetal.db import combined
@@ -128,23 +128,31 @@ _FENCE = (update(nodes).where(nodes.c.id == bindparam("_row_id"), *_HELD)
           .values(lock_epoch=nodes.c.lock_epoch))
 
 
+# A row of another table written under its node's lock: the node row is share-locked by the
+# check, so a take-over (an UPDATE of it) waits for the write, or, done first, fails it.
+_NODE_HELD = exists(select(nodes.c.id).where(nodes.c.id == bindparam("_node_id"), *_HELD)
+                    .with_for_update(read=True))
+
+
 @functools.lru_cache(maxsize=256)
 def _update_statement(table: Any, keys: tuple[str, ...], fenced: bool = False) -> Any:
     stmt = update(table).where(table.c.id == bindparam("_row_id"))
     if fenced:
-        stmt = stmt.where(*_HELD)
+        stmt = stmt.where(*_HELD) if table is nodes else stmt.where(_NODE_HELD)
     return stmt.values({key: bindparam(f"_v_{key}") for key in keys})
 
 
 async def _update(conn: Conn, table: Any, row_id: int, values: Row, what: str,
-                  held: tuple[str, int] | None = None) -> bool:
+                  held: tuple[str, int] | None = None, node_id: int | None = None) -> bool:
     """Update one row by id with a statement built once per set of columns; with `held`
-    (owner, epoch), only while that lock is held. Whether a row was written."""
+    (owner, epoch), only while that lock (of node `node_id`, for a row of another table) is
+    held. Whether a row was written."""
     values = {"updated_at": utcnow(), **values}
     params = {f"_v_{key}": value for key, value in values.items()}
     params["_row_id"] = row_id
     if held is not None:
         params["_owner"], params["_epoch"] = held
+        params["_node_id"] = node_id
     try:
         result = await conn.execute(
             _update_statement(table, tuple(sorted(values)), held is not None), params)
@@ -296,6 +304,12 @@ _GET_PORT = _PORT_SELECT.where(ports.c.uuid == bindparam("uuid"))
 _DELETE_PORT = delete(ports).where(ports.c.id == bindparam("port_id"))
 _PORTS_OF_NODE = (_PORT_SELECT.where(ports.c.node_id == bindparam("node_id"))
                   .order_by(ports.c.id).limit(bindparam("limit")))
+# A node and its ports: one row per port, or one without a port (its columns NULL).
+_PORTS_OF_NAMED_NODE = {
+    key: select(nodes.c.id.label("_node_id"), *ports.c, nodes.c.uuid.label("node_uuid"))
+    .select_from(nodes.outerjoin(ports, ports.c.node_id == nodes.c.id))
+    .where(nodes.c[key] == bindparam("ident")).order_by(ports.c.id).limit(bindparam("limit"))
+    for key in ("uuid", "name")}
 
 
 async def get_port(conn: Conn, ident: str) -> Row:
@@ -321,6 +335,24 @@ async def list_ports(conn: Conn, *, filters: Row, limit: int, marker: str | None
 
 async def update_port(conn: Conn, port_id: int, values: Row) -> None:
     await _update(conn, ports, port_id, values, "port")
+
+
+async def update_locked_port(conn: Conn, port_id: int, values: Row, node_id: int, owner: str,
+                             epoch: int) -> bool:
+    """Update a port of node `node_id` in one statement, only while `owner` holds the node's
+    lock of `epoch`. Whether it was written."""
+    return await _update(conn, ports, port_id, values, "port", (owner, epoch), node_id)
+
+
+async def ports_of_node(conn: Conn, ident: str, limit: int) -> list[Row] | None:
+    """The ports of the node named `ident` (UUID or name), in id order, in one statement (the
+    node found with its ports); None when there is no such node."""
+    key, value = _by_ident(ident)
+    rows = (await conn.execute(_PORTS_OF_NAMED_NODE[key],
+                               {"ident": value, "limit": limit})).mappings().all()
+    if not rows:
+        return None
+    return [{k: v for k, v in r.items() if k != "_node_id"} for r in rows if r["id"] is not None]
 
 
 async def delete_port(conn: Conn, port_id: int) -> None:

@@ -6,6 +6,7 @@ and the lock of whoever holds the node now is left alone."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -119,3 +120,36 @@ async def test_a_worker_whose_lock_was_lost_drops_its_result_and_records_no_fail
     events = [e["event"] for e in await history(db, uuid)]
     assert "Power state is now power on" not in events
     assert not any("failed unexpectedly" in e for e in events)
+
+
+async def add_port(db: Database, uuid: str, mac: str) -> dict[str, Any]:
+    event = dbapi.history_row(None, f"Port {mac} created", event_type="port")
+    async with db.single() as conn:
+        row = await dbapi.create_port(conn, uuid, {"address": mac}, event)
+    assert row is not None
+    return row
+
+
+async def test_a_port_write_under_the_lock_lands(db: Database, tasks: TaskManager) -> None:
+    uuid = await make_node(db)
+    port = await add_port(db, uuid, "52:54:00:00:00:01")
+    task = await tasks.acquire(uuid)
+    async with db.single() as conn:
+        assert await dbapi.update_locked_port(conn, port["id"], {"pxe_enabled": False},
+                                              task.node["id"], task.owner, task.epoch)
+    async with db.read() as conn:
+        assert (await dbapi.get_port(conn, port["uuid"]))["pxe_enabled"] is False
+
+
+async def test_a_port_write_after_the_lock_was_taken_over_is_refused_and_changes_nothing(
+        db: Database, tasks: TaskManager, other: TaskManager) -> None:
+    uuid = await make_node(db)
+    port = await add_port(db, uuid, "52:54:00:00:00:02")
+    stale = await tasks.acquire(uuid)
+    await declared_dead(db, stale)
+    await other.acquire(uuid)
+    async with db.single() as conn:
+        assert not await dbapi.update_locked_port(conn, port["id"], {"pxe_enabled": False},
+                                                  stale.node["id"], stale.owner, stale.epoch)
+    async with db.read() as conn:
+        assert (await dbapi.get_port(conn, port["uuid"]))["pxe_enabled"] is True
