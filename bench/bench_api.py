@@ -6,6 +6,9 @@ creates N nodes with 8 concurrent clients (rate), adds 2 ports per node, and mea
 CPU per create, and the service's idle RSS.
 
     .venv/bin/python bench/bench_api.py [--nodes 10000] [--db-url postgresql+psycopg://...]
+
+With --db-url (a PostgreSQL server), the service's tables go in a fresh database there,
+ironsight_bench_api (dropped and made again at each run).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import loadgen
+from pgstats import fresh_databases
 
 from ironsight.client.wait import Poller, until
 
@@ -124,12 +128,14 @@ async def bench(port: int, pid: int, nodes: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=10000)
-    parser.add_argument("--db-url", default=None, help="database URL (default: SQLite)")
+    parser.add_argument("--db-url", default=None,
+                        help="a PostgreSQL server (any database: the bench makes its own)")
     args = parser.parse_args()
+    db_url = fresh_databases(args.db_url, ["ironsight_bench_api"])[0] if args.db_url else None
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-") as tmp:
         state = Path(tmp)
         port = free_port()
-        proc = start_service(state, port, args.db_url)
+        proc = start_service(state, port, db_url)
         try:
             time.sleep(2)
             _, rss_start = proc_stat(proc.pid)

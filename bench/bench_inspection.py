@@ -8,6 +8,13 @@ agent-format report per node to discoverd (8 clients), wait until every node is 
 again; then check cpus/cpu_arch/memory_mb/local_gb, 2 ports and power off on every node.
 
     .venv/bin/python bench/bench_inspection.py [--nodes 200] [--db-url URL]
+    .venv/bin/python bench/bench_inspection.py --replicas 3 --db-url URL [--nodes 2000]
+
+With --replicas 3, three replicas of each service (`serve --only ...`, each with its state
+directory) share the two databases behind HAProxy running docs/examples/haproxy.cfg, as
+docs/scale-out.md draws it: the benchmark's clients, the bare-metal replicas (to reach
+discoverd) and discoverd (to reach the bare-metal API) all go through the balancer; server
+CPU is that of the six replicas (HAProxy's own is not counted).
 
 With --db-url (a PostgreSQL server), each service keeps its tables in a fresh database of its
 own there (ironsight_bench_bm, ironsight_bench_di), and what the server saw of the whole flow is
@@ -20,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -57,7 +66,8 @@ def cpu_rss(pids: list[int]) -> tuple[float, float]:
 
 
 async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
-                pg: PgStats | None) -> dict[str, float]:
+                pg: PgStats | None, counted: bool = True) -> dict[str, float]:
+    """The flow; `counted`: each service is one process, whose /metrics count its SQL."""
     stamp = time.time_ns()
     by_index: dict[int, str] = {}
     marks: dict[str, float] = {}
@@ -72,7 +82,7 @@ async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
             assert resp.status == status, resp.body
         return check
 
-    sql0 = db_counts(bm_port, di_port)
+    sql0 = db_counts(bm_port, di_port) if counted else {}
     if pg is not None:
         pg.reset()
     cpu0, _ = cpu_rss(pids)
@@ -97,7 +107,7 @@ async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
     await asyncio.to_thread(wait_manageable, bm_port, uuids, 120)
     total = time.perf_counter() - t0
     cpu1, rss = cpu_rss(pids)
-    sql = {k: v - sql0[k] for k, v in db_counts(bm_port, di_port).items()}
+    sql = {k: v - sql0[k] for k, v in (db_counts(bm_port, di_port) if counted else {}).items()}
     if pg is not None:
         for service in ("bm", "di"):
             for kind, n in pg.counts(f"ironsight_bench_{service}").items():
@@ -121,6 +131,38 @@ def db_counts(bm_port: int, di_port: int) -> dict[str, float]:
     return counts
 
 
+HAPROXY_CFG = Path(__file__).resolve().parents[1] / "docs" / "examples" / "haproxy.cfg"
+
+
+def start_replicas(state: Path, bm_url: str, di_url: str
+                   ) -> tuple[list[subprocess.Popen[bytes]], int, int]:
+    """Three replicas of each service and HAProxy in front (the example file names three):
+    the processes, HAProxy last, and the balancer's bare-metal and discoverd ports."""
+    lb_bm, lb_di = free_port(), free_port()
+    env = {**os.environ, "IRONSIGHT_LB_BAREMETAL": f"127.0.0.1:{lb_bm}",
+           "IRONSIGHT_LB_DISCOVERD": f"127.0.0.1:{lb_di}"}
+    procs = []
+    for i in (1, 2, 3):
+        bm_port, di_port = free_port(), free_port()
+        for kind in ("bm", "di"):
+            (state / f"{kind}{i}").mkdir()
+        procs.append(start_service(
+            state / f"bm{i}", bm_port, bm_url,
+            f"[discoverd]\nenabled = true\nservice_url = http://127.0.0.1:{lb_di}/v1\n",
+            only="baremetal"))
+        procs.append(start_service(
+            state / f"di{i}", free_port(), bm_url,
+            f"[introspection]\nport = {di_port}\nironic_url = http://127.0.0.1:{lb_bm}\n"
+            f"connection = {di_url}\nironic_retry_interval = 0.05\n"
+            "[processing]\nadd_ports = all\n", only="discoverd", wait_port=di_port))
+        env[f"IRONSIGHT_BAREMETAL_{i}"] = f"127.0.0.1:{bm_port}"
+        env[f"IRONSIGHT_DISCOVERD_{i}"] = f"127.0.0.1:{di_port}"
+    procs.append(subprocess.Popen(["haproxy", "-db", "-f", str(HAPROXY_CFG)], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    time.sleep(2)  # HAProxy's first health checks (inter 1s) mark the replicas up
+    return procs, lb_bm, lb_di
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=200)
@@ -128,6 +170,8 @@ def main() -> None:
                         help="a PostgreSQL server (any database: the bench makes its own)")
     parser.add_argument("--top", action="store_true",
                         help="with --db-url: list each service's most frequent statements")
+    parser.add_argument("--replicas", type=int, choices=(1, 3), default=1,
+                        help="3: three replicas of each service behind HAProxy (--db-url)")
     parser.add_argument("--split", action="store_true",
                         help="run the two services as two processes (serve --only ...)")
     args = parser.parse_args()
@@ -144,22 +188,36 @@ def main() -> None:
                  f"{both}"
                  "ironic_retry_interval = 0.05\n[processing]\nadd_ports = all\n"
                  f"[discoverd]\nenabled = true\nservice_url = http://127.0.0.1:{di_port}/v1\n")
-        procs = ([start_service(state, bm_port, bm_url, extra, only="baremetal"),
-                  start_service(state, bm_port, bm_url, extra, only="discoverd",
-                                wait_port=di_port)]
-                 if args.split else [start_service(state, bm_port, bm_url, extra)])
+        if args.replicas == 3:
+            if bm_url is None or di_url is None:
+                parser.error("--replicas 3 needs --db-url (replicas share PostgreSQL)")
+            procs, bm_port, di_port = start_replicas(state, bm_url, di_url)
+            servers = procs[:-1]
+        else:
+            procs = ([start_service(state, bm_port, bm_url, extra, only="baremetal"),
+                      start_service(state, bm_port, bm_url, extra, only="discoverd",
+                                    wait_port=di_port)]
+                     if args.split else [start_service(state, bm_port, bm_url, extra)])
+            servers = procs
         try:
             time.sleep(1)
-            r = asyncio.run(bench(bm_port, di_port, [p.pid for p in procs], args.nodes, pg))
+            r = asyncio.run(bench(bm_port, di_port, [p.pid for p in servers], args.nodes, pg,
+                                  counted=args.replicas == 1))
             top = ({s: pg.top(f"ironsight_bench_{s}") for s in ("bm", "di")}
                    if pg is not None and args.top else {})
         finally:
             for proc in procs:
                 proc.terminate()
-                proc.wait(10)
+            for proc in procs:
+                try:
+                    proc.wait(30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
     n = args.nodes
-    print(f"nodes={n} db={'postgresql' if args.db_url else 'sqlite'} "
-          f"processes={'2 (serve --only baremetal / --only discoverd)' if args.split else 1}")
+    layout = ("6 (3 replicas of each service behind HAProxy)" if args.replicas == 3 else
+              "2 (serve --only baremetal / --only discoverd)" if args.split else "1")
+    print(f"nodes={n} db={'postgresql' if args.db_url else 'sqlite'} processes={layout}")
     print(f"  total (create → all manageable again)  {r['total']:6.2f} s  "
           f"({r['total'] / n * 1000:.1f} ms/node)")
     print(f"    create nodes + 2 ports each           {r['create']:6.2f} s")

@@ -82,9 +82,10 @@ class DatabaseSection:
         "", "SQLAlchemy URL of the database, e.g. postgresql+psycopg://user@host/db. "
         "Empty: SQLite file ironsight.sqlite in the state directory.", secret=True)
     pool_size: int = opt(
-        10, "Bounds the connections each service process opens to PostgreSQL: twice this "
-        "many for reads and single-statement writes, and this many for transactions (at most "
-        "3 times pool_size per process). They are opened as needed and kept.", minimum=1)
+        8, "Bounds the connections each service process opens to PostgreSQL: this many for "
+        "reads and single-statement writes, and half as many for transactions (12 with the "
+        "default). They are opened as needed and kept; a request finding none free waits for "
+        "one (up to 30 s, then 503).", minimum=1)
     sqlite_busy_timeout: int = opt(
         10000, "Milliseconds SQLite waits for another process's write lock.", minimum=0)
 

@@ -18,7 +18,13 @@ from typing import Any, Protocol
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import (
+    DBAPIError,
+    DisconnectionError,
+    InterfaceError,
+    OperationalError,
+)
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from ironsight.common.exceptions import ConfigError, DatabaseUnavailable
@@ -167,14 +173,20 @@ class Database:
             # opens connections as they are needed and keeps them, up to its bound (no
             # "overflow": a connection opened under load and closed on its return costs the
             # server a backend's start, several milliseconds of CPU, each time).
-            self.engine = create_async_engine(aurl, pool_size=max(1, pool_size),
+            self.engine = create_async_engine(aurl, pool_size=max(1, pool_size // 2),
                                               max_overflow=0, hide_parameters=True)
             # Its connections never hold a transaction, so nothing to roll back on return.
             self._autocommit = create_async_engine(
-                aurl, pool_size=2 * pool_size, max_overflow=0, hide_parameters=True,
+                aurl, pool_size=pool_size, max_overflow=0, hide_parameters=True,
                 isolation_level="AUTOCOMMIT", pool_reset_on_return=None)
             for engine in (self.engine, self._autocommit):
                 event.listen(engine.sync_engine.pool, "checkout", _alive)
+
+    @property
+    def backend(self) -> str:
+        """"sqlite" or "postgresql": which statements a query may use before it has a
+        connection to ask."""
+        return "sqlite" if self.sync_engine is not None else "postgresql"
 
     @staticmethod
     def _setup_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
@@ -280,11 +292,15 @@ class Database:
 
 @contextmanager
 def _unavailable() -> Iterator[None]:
-    """The database could not be reached, or the connection broke: a DatabaseUnavailable
-    (503: retry later; SQLAlchemy has already dropped the broken connection). Errors about
+    """The database could not be reached, the connection broke, or the pool had no free
+    connection in time: a DatabaseUnavailable (503: retry later; SQLAlchemy has already
+    dropped a broken connection). Errors about
     the statement or the data (a constraint, a bad value) pass unchanged."""
     try:
         yield
+    except PoolTimeout as exc:  # every connection of the pool busy for pool_timeout (30 s)
+        LOG.warning("Database unavailable: no free connection in the pool: %s", exc)
+        raise DatabaseUnavailable(exc) from exc
     except DBAPIError as exc:
         if not (isinstance(exc, OperationalError | InterfaceError) or exc.connection_invalidated):
             raise

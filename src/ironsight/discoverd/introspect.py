@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ironsight.common.config import Config
-from ironsight.common.exceptions import Invalid, IronsightError
+from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightError
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import states
 from ironsight.discoverd.ironic import BareMetal
@@ -32,6 +32,10 @@ ABORT_MESSAGE = "Canceled by operator"
 # A power action that ended otherwise than asked (a BMC error, a conductor that died doing it)
 # is asked for this many times in all.
 POWER_ATTEMPTS = 2
+# A step that meets an unavailable database (a restart, a fail-over) runs again from its
+# start after a pause, doubling from 0.5 s to 10 s, ~35 s in all, before it fails the
+# introspection: every step can run again (a replica taking one over does the same).
+STEP_DB_ATTEMPTS = 8
 
 
 async def bmc_addresses(driver_info: dict[str, Any]) -> list[str]:
@@ -73,7 +77,21 @@ class Introspector:
         async def crashed(exc: Exception) -> None:
             await self.fail(uuid, f"Unexpected error during {what}: {exc}")
 
-        self.workers.spawn(fn, name=f"{what}:{uuid}", on_crash=crashed)
+        async def step() -> None:
+            delay = 0.5
+            for attempt in range(1, STEP_DB_ATTEMPTS + 1):
+                try:
+                    await fn()
+                    return
+                except DatabaseUnavailable:
+                    if attempt == STEP_DB_ATTEMPTS:
+                        raise
+                LOG.warning("Node %s: %s: the database is unavailable; running the step "
+                            "again in %.1f s", uuid, what, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+
+        self.workers.spawn(step, name=f"{what}:{uuid}", on_crash=crashed)
 
     async def start(self, ident: str, manage_boot: bool = True) -> str:
         node = await self.ironic.get_node(
@@ -111,6 +129,8 @@ class Introspector:
                 failed = await self._settle_power(uuid, "rebooting", "power on",
                                                   while_in=states.STARTING)
                 error = failed[1] if failed else None
+            except DatabaseUnavailable:
+                raise  # not the node's failure: the step runs again (spawn)
             except IronsightError as exc:
                 error = str(exc)
             if error:

@@ -22,6 +22,7 @@ from sqlalchemy import (
     delete,
     func,
     insert,
+    literal,
     literal_column,
     or_,
     select,
@@ -112,6 +113,22 @@ def _upsert_data(dialect_insert: Any) -> Any:
 
 
 _UPSERT_DATA = {"postgresql": _upsert_data(pg_insert), "sqlite": _upsert_data(sqlite_insert)}
+
+
+@functools.lru_cache(maxsize=8)
+def _accept_statement(keys: tuple[str, ...]) -> Any:
+    """PostgreSQL: the transition to `processing` and the report's upsert as one statement
+    (the report is stored if and only if it was accepted)."""
+    moved = (_transition_statement("process", keys, False)
+             .returning(introspections.c.uuid).cte("moved"))
+    new = pg_insert(data).from_select(
+        ["uuid", "processed", "data", "stored_at"],
+        select(moved.c.uuid, literal(False), bindparam("data", type_=data.c.data.type),
+               bindparam("stored_at", type_=data.c.stored_at.type)))
+    return (new.on_conflict_do_update(index_elements=[data.c.uuid, data.c.processed],
+                                      set_={"data": new.excluded.data,
+                                            "stored_at": new.excluded.stored_at})
+            .returning(data.c.uuid).add_cte(moved))
 _LOOKUP = select(attributes.c.uuid).where(or_(
     and_(attributes.c.name == MAC, attributes.c.value.in_(bindparam("macs", expanding=True))),
     and_(attributes.c.name == BMC, attributes.c.value.in_(bindparam("bmcs", expanding=True)))))
@@ -316,6 +333,30 @@ class NodeCache:
         return bool(result.rowcount)
 
     # --- data -----------------------------------------------------------------------------
+
+    async def accept_report(self, uuid: str, payload: Any | None, owner: str) -> bool:
+        """Move the introspection to `processing` (for `owner`) and store the ramdisk's report
+        `payload` (unless None: not stored), both or neither: a report is never half-accepted,
+        in `processing` with nothing stored to process (a database lost in between), which
+        the ramdisk's retry could then not fix. Whether it was accepted."""
+        if payload is None:
+            return await self.transition(uuid, "process", owner=owner)
+        now = utcnow()
+        values = {"state": states.EVENT_TARGET["process"], "updated_at": now, "owner": owner}
+        params: dict[str, Any] = {f"v_{k}": v for k, v in values.items()}
+        params.update(b_uuid=uuid, data=payload, stored_at=now)
+        if self.db.backend == "postgresql":
+            async with self.db.single() as conn:
+                found = await conn.execute(_accept_statement(tuple(sorted(values))), params)
+                return found.first() is not None
+        async with self.db.begin() as conn:
+            moved = await conn.execute(
+                _transition_statement("process", tuple(sorted(values)), False), params)
+            if not moved.rowcount:
+                return False
+            await conn.execute(_UPSERT_DATA[conn.dialect.name], {
+                "uuid": uuid, "processed": False, "data": payload, "stored_at": now})
+        return True
 
     async def store_data(self, uuid: str, payload: Any, processed: bool) -> None:
         async with self.db.single() as conn:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ironsight.common.config import Config
-from ironsight.common.exceptions import Invalid, IronsightError
+from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightError
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import formats, states
 from ironsight.discoverd.introspect import Introspector
@@ -69,11 +69,10 @@ class Processor:
             if not await self.end_with_error(uuid, message, event="refuse"):
                 raise await self._not_accepting(uuid)
             raise Invalid(message)
-        if not await self.cache.transition(uuid, "process", owner=self.cache.owner):
+        stored = raw if self.conf.processing.store_data else None
+        if not await self.cache.accept_report(uuid, stored, self.cache.owner):
             raise await self._not_accepting(uuid)
         self._store_logs(uuid, logs, failed=False)
-        if self.conf.processing.store_data:
-            await self.cache.store_data(uuid, raw, processed=False)
         self.introspector.spawn(uuid, lambda: self._complete(uuid, ctx), "processing")
         return {"uuid": uuid}
 
@@ -89,6 +88,8 @@ class Processor:
     async def _complete(self, uuid: str, ctx: ProcessingContext) -> None:
         try:
             await self._update_node(uuid, ctx)
+        except DatabaseUnavailable:
+            raise  # not the report's failure: the step runs again (Introspector.spawn)
         except IronsightError as exc:
             await self.end_with_error(uuid, f"Failed to process the ramdisk data: {exc}")
             return

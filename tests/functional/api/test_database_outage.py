@@ -4,6 +4,7 @@ and the service works again as soon as the database is back, without a restart."
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
@@ -43,7 +44,8 @@ class Outage:
 
 
 @pytest.fixture
-async def outage_and_api(tmp_path: object) -> AsyncIterator[tuple[Outage, httpx.AsyncClient]]:
+async def running(tmp_path: object
+                  ) -> AsyncIterator[tuple[Outage, httpx.AsyncClient, BaremetalService]]:
     if not PG_URL:
         pytest.skip("IRONSIGHT_TEST_PG_URL is not set (make test sets it)")
     name = f"ironsight_outage_{uuid.uuid4().hex[:8]}"
@@ -57,7 +59,7 @@ async def outage_and_api(tmp_path: object) -> AsyncIterator[tuple[Outage, httpx.
         transport = httpx.ASGITransport(app=svc.app)
         async with httpx.AsyncClient(transport=transport, base_url="http://bm.test",
                                      headers=LATEST) as client:
-            yield outage, client
+            yield outage, client, svc
     finally:
         outage.end()
         await svc.stop()
@@ -65,8 +67,8 @@ async def outage_and_api(tmp_path: object) -> AsyncIterator[tuple[Outage, httpx.
 
 
 async def test_a_read_while_the_database_is_away_is_503_with_the_error_envelope(
-        outage_and_api: tuple[Outage, httpx.AsyncClient]) -> None:
-    outage, api = outage_and_api
+        running: tuple[Outage, httpx.AsyncClient, BaremetalService]) -> None:
+    outage, api, _ = running
     outage.begin()
     resp = await api.get("/v1/nodes")
     assert resp.status_code == 503
@@ -74,8 +76,8 @@ async def test_a_read_while_the_database_is_away_is_503_with_the_error_envelope(
 
 
 async def test_a_create_while_the_database_is_away_is_503_and_creates_nothing(
-        outage_and_api: tuple[Outage, httpx.AsyncClient]) -> None:
-    outage, api = outage_and_api
+        running: tuple[Outage, httpx.AsyncClient, BaremetalService]) -> None:
+    outage, api, _ = running
     outage.begin()
     resp = await api.post("/v1/nodes", json={"driver": "fake", "name": "while-away"})
     assert resp.status_code == 503
@@ -84,8 +86,8 @@ async def test_a_create_while_the_database_is_away_is_503_and_creates_nothing(
 
 
 async def test_an_action_while_the_database_is_away_leaves_no_lock_and_works_after(
-        outage_and_api: tuple[Outage, httpx.AsyncClient]) -> None:
-    outage, api = outage_and_api
+        running: tuple[Outage, httpx.AsyncClient, BaremetalService]) -> None:
+    outage, api, _ = running
     node = await create_node(api)
     outage.begin()
     resp = await api.put(f"/v1/nodes/{node['uuid']}/states/provision",
@@ -98,3 +100,20 @@ async def test_an_action_while_the_database_is_away_leaves_no_lock_and_works_aft
                          json={"target": "manage"})
     assert resp.status_code == 202, resp.text
     assert (await wait_for(api, node["uuid"], provision="manageable"))["reservation"] is None
+
+
+async def test_a_lock_whose_release_meets_the_outage_is_released_when_the_database_is_back(
+        running: tuple[Outage, httpx.AsyncClient, BaremetalService]) -> None:
+    outage, api, svc = running
+    node = await create_node(api)
+    task = await svc.conductor.tasks.acquire(node["uuid"])
+    outage.begin()
+    await task.release()  # retried in the background, not raised
+    await asyncio.sleep(1.5)  # a retry or two fail meanwhile
+    outage.end()
+    for _ in range(100):
+        if (await api.get(f"/v1/nodes/{node['uuid']}")).json()["reservation"] is None:
+            break
+        await asyncio.sleep(0.1)
+    assert (await api.get(f"/v1/nodes/{node['uuid']}")).json()["reservation"] is None
+    assert not svc.conductor.tasks.retried_releases

@@ -13,9 +13,14 @@ from typing import Any
 
 import pytest
 
-from ironsight.common.exceptions import Invalid, NoFreeWorker, NotFound
+from ironsight.common.exceptions import DatabaseUnavailable, Invalid, NoFreeWorker, NotFound
 from ironsight.discoverd import states
-from ironsight.discoverd.introspect import ABORT_MESSAGE, VALID_STATES, bmc_addresses
+from ironsight.discoverd.introspect import (
+    ABORT_MESSAGE,
+    STEP_DB_ATTEMPTS,
+    VALID_STATES,
+    bmc_addresses,
+)
 from ironsight.discoverd.ironic import IronicError
 
 from .helpers import BMC1, MAC1, MAC2, UUID1, Build, Discoverd
@@ -212,6 +217,39 @@ async def test_crash_while_booting_ends_the_introspection_instead_of_leaving_it_
     await di.introspector.start(UUID1)
     await di.settle()
     assert await di.error(UUID1) == "Unexpected error during start: boom"
+
+
+def database_away_for(calls: int, real: Any) -> Any:
+    """`real`, raising DatabaseUnavailable on its first `calls` calls."""
+    left = [calls]
+
+    async def flaky(*args: Any) -> Any:
+        if left[0]:
+            left[0] -= 1
+            raise DatabaseUnavailable(RuntimeError("connection refused"))
+        return await real(*args)
+    return flaky
+
+
+async def test_a_step_that_meets_an_unavailable_database_runs_again_and_goes_on(
+        di: Discoverd) -> None:
+    di.ironic.add_node(UUID1)
+    di.cache.transition = database_away_for(2, di.cache.transition)  # type: ignore[method-assign]
+    await di.introspector.start(UUID1)
+    await di.settle()
+    assert (await di.cache.get(UUID1)).state == states.WAITING
+    assert di.ironic.names().count("set_boot_device_pxe") == 3  # the step ran three times
+
+
+async def test_a_step_whose_database_stays_away_ends_the_introspection_in_error(
+        di: Discoverd) -> None:
+    di.ironic.add_node(UUID1)
+    di.ironic.set_boot_device_pxe = database_away_for(  # type: ignore[method-assign]
+        STEP_DB_ATTEMPTS, di.ironic.set_boot_device_pxe)
+    await di.introspector.start(UUID1)
+    await di.settle()
+    assert await di.error(UUID1) == ("Unexpected error during start: The database is "
+                                     "unavailable; please retry later.")
 
 
 # --- fail -------------------------------------------------------------------------------------

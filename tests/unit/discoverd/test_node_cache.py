@@ -425,6 +425,41 @@ async def test_storing_data_again_replaces_it(cache: NodeCache) -> None:
     assert await cache.get_data(UUID1, processed=True) == {"n": 2}
 
 
+async def test_an_accepted_report_is_processing_with_the_report_stored(
+        cache: NodeCache) -> None:
+    await start(cache)
+    await move(cache, UUID1, "wait")
+    assert await cache.accept_report(UUID1, {"report": 1}, "me") is True
+    intro = await cache.get(UUID1)
+    assert (intro.state, intro.owner) == (states.PROCESSING, "me")
+    assert await cache.get_data(UUID1, processed=False) == {"report": 1}
+
+
+async def test_a_report_not_accepted_stores_nothing_and_keeps_the_earlier_one(
+        cache: NodeCache) -> None:
+    await start(cache)
+    await move(cache, UUID1, "wait")
+    assert await cache.accept_report(UUID1, {"report": 1}, "me") is True
+    assert await cache.accept_report(UUID1, {"report": 2}, "late") is False
+    assert await cache.get_data(UUID1, processed=False) == {"report": 1}
+    assert (await cache.get(UUID1)).owner == "me"
+
+
+async def test_a_report_for_a_finished_introspection_is_not_stored(cache: NodeCache) -> None:
+    await start(cache)
+    await move(cache, UUID1, "wait", "process", "finish")
+    assert await cache.accept_report(UUID1, {"report": 3}, "me") is False
+    with pytest.raises(NotFound):
+        await cache.get_data(UUID1, processed=False)
+
+
+async def test_a_report_accepted_without_storing_is_processing(cache: NodeCache) -> None:
+    await start(cache)
+    await move(cache, UUID1, "wait")
+    assert await cache.accept_report(UUID1, None, "me") is True
+    assert (await cache.get(UUID1)).state == states.PROCESSING
+
+
 @pytest.mark.parametrize(("processed", "kind"), [(True, "processed"), (False, "unprocessed")])
 async def test_missing_data_is_not_found_naming_its_kind(cache: NodeCache, processed: bool,
                                                          kind: str) -> None:

@@ -19,12 +19,16 @@ from ironsight.baremetal import states
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.drivers.base import NodeContext
 from ironsight.common.db import Conn, Database
-from ironsight.common.exceptions import LockLost, NodeLocked, NotFound
+from ironsight.common.exceptions import DatabaseUnavailable, LockLost, NodeLocked, NotFound
 from ironsight.common.workers import WorkerPool
 
 LOG = logging.getLogger(__name__)
 
 Work = Callable[["NodeTask"], Awaitable[None]]
+
+# Seconds between attempts to release a lock while the database is unavailable (doubling).
+RELEASE_RETRY_FIRST = 0.5
+RELEASE_RETRY_MAX = 10.0
 
 
 class NodeTask:
@@ -36,13 +40,16 @@ class NodeTask:
     changes nothing; the release of a lost lock leaves the new holder's lock alone.
     """
 
-    def __init__(self, db: Database, owner: str, node: dict[str, Any]) -> None:
+    def __init__(self, db: Database, owner: str, node: dict[str, Any],
+                 retries: set[asyncio.Task[None]] | None = None) -> None:
         self.db = db
         self.owner = owner
         self.node = node
         self.epoch = int(node["lock_epoch"])
         self.released = False
         self._spawn: tuple[Work, str] | None = None
+        # releases retried in the background (a reference keeps each task alive)
+        self._retries = retries if retries is not None else set()
 
     @property
     def uuid(self) -> str:
@@ -110,11 +117,33 @@ class NodeTask:
                             target_power_state=None)
 
     async def release(self) -> None:
+        """Give the lock back. When the database is unavailable, the release is retried in
+        the background until it lands (the caller's own error goes on): a live conductor's
+        lock is never left behind by an outage, as nobody else would release it."""
         if self.released:
             return
         self.released = True
-        # Shielded so that a cancelled worker still gives its lock back.
-        await asyncio.shield(self._release())
+        try:
+            # Shielded so that a cancelled worker still gives its lock back.
+            await asyncio.shield(self._release())
+        except DatabaseUnavailable:
+            LOG.warning("Node %s: the lock could not be released (database unavailable); "
+                        "retrying in the background", self.uuid)
+            retry = asyncio.get_running_loop().create_task(self._release_until_done())
+            self._retries.add(retry)
+            retry.add_done_callback(self._retries.discard)
+
+    async def _release_until_done(self) -> None:
+        delay = RELEASE_RETRY_FIRST
+        while True:
+            await asyncio.sleep(delay)
+            try:
+                await self._release()
+            except DatabaseUnavailable:
+                delay = min(delay * 2, RELEASE_RETRY_MAX)
+                continue
+            LOG.info("Node %s: lock released after the database came back", self.uuid)
+            return
 
     async def _release(self) -> None:
         async with self.db.single() as conn:
@@ -133,6 +162,7 @@ class TaskManager:
         self.owner = owner
         self.workers = workers
         self.conflicts = 0  # lock requests refused because another held the node (metrics)
+        self.retried_releases: set[asyncio.Task[None]] = set()
 
     async def acquire(self, ident: str, *, attempts: int = 3,
                       interval: float = 0.2) -> NodeTask:
@@ -141,7 +171,7 @@ class TaskManager:
             async with self.db.single() as conn:
                 row = await dbapi.reserve_node(conn, ident, self.owner)
             if row is not None:
-                return NodeTask(self.db, self.owner, row)
+                return NodeTask(self.db, self.owner, row, self.retried_releases)
             async with self.db.read() as conn:
                 current = await dbapi.get_node(conn, ident)  # NotFound when it is gone
             if attempt + 1 < attempts:
