@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -175,6 +176,8 @@ def main() -> None:
     parser.add_argument("--split", action="store_true",
                         help="run the two services as two processes (serve --only ...)")
     args = parser.parse_args()
+    # A SIGTERM (a timeout, a kill of the run) stops the services too (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-") as tmp:
         state = Path(tmp)
         bm_port, di_port = free_port(), free_port()
