@@ -26,9 +26,14 @@ LOG = logging.getLogger(__name__)
 
 Work = Callable[["NodeTask"], Awaitable[None]]
 
-# Seconds between attempts to release a lock while the database is unavailable (doubling).
-RELEASE_RETRY_FIRST = 0.5
-RELEASE_RETRY_MAX = 10.0
+# Seconds between attempts, while the database is unavailable, to release a lock or to run
+# spawned work again (doubling).
+DB_RETRY_FIRST = 0.5
+DB_RETRY_MAX = 10.0
+# Spawned work that meets an unavailable database runs again from its start, still under
+# its lock, this many times (0.5 s apart, doubling to 10 s: ~35 s in all), before it fails
+# as any crash does. A conductor declared dead meanwhile gets LockLost on its next write.
+WORK_DB_ATTEMPTS = 8
 
 
 class NodeTask:
@@ -134,13 +139,13 @@ class NodeTask:
             retry.add_done_callback(self._retries.discard)
 
     async def _release_until_done(self) -> None:
-        delay = RELEASE_RETRY_FIRST
+        delay = DB_RETRY_FIRST
         while True:
             await asyncio.sleep(delay)
             try:
                 await self._release()
             except DatabaseUnavailable:
-                delay = min(delay * 2, RELEASE_RETRY_MAX)
+                delay = min(delay * 2, DB_RETRY_MAX)
                 continue
             LOG.info("Node %s: lock released after the database came back", self.uuid)
             return
@@ -212,7 +217,7 @@ class TaskManager:
 
     async def _run(self, task: NodeTask, work: Work, what: str) -> None:
         try:
-            await work(task)
+            await self._attempts(task, work, what)
         except LockLost as exc:
             LOG.error("Node %s: %s: result discarded: %s", task.uuid, what, exc)
         except Exception as exc:
@@ -223,3 +228,18 @@ class TaskManager:
                 LOG.exception("Node %s: could not record the failure", task.uuid)
         finally:
             await task.release()
+
+    @staticmethod
+    async def _attempts(task: NodeTask, work: Work, what: str) -> None:
+        delay = DB_RETRY_FIRST
+        for attempt in range(1, WORK_DB_ATTEMPTS + 1):
+            try:
+                await work(task)
+                return
+            except DatabaseUnavailable:
+                if attempt == WORK_DB_ATTEMPTS:
+                    raise
+            LOG.warning("Node %s: %s: the database is unavailable; running it again in "
+                        "%.1f s", task.uuid, what, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, DB_RETRY_MAX)

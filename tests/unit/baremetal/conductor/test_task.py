@@ -8,9 +8,10 @@ import asyncio
 import pytest
 
 from ironsight.baremetal import states
-from ironsight.baremetal.conductor.task import NodeTask, TaskManager
+from ironsight.baremetal.conductor import task as task_module
+from ironsight.baremetal.conductor.task import NodeTask, TaskManager, Work
 from ironsight.common.db import Database
-from ironsight.common.exceptions import NodeLocked, NotFound
+from ironsight.common.exceptions import DatabaseUnavailable, NodeLocked, NotFound
 from ironsight.common.workers import WorkerPool
 
 from .helpers import OTHER, OWNER, history, make_node, node
@@ -131,6 +132,50 @@ async def test_a_crashing_worker_fails_the_node_and_releases_the_lock(
     row = await node(db, uuid)
     assert (row["provision_state"], row["last_error"], row["reservation"]) == (
         states.INSPECTFAIL, "inspect failed unexpectedly: boom", None)
+
+
+def database_away_for(calls: int, work: Work) -> Work:
+    """`work`, raising DatabaseUnavailable on its first `calls` runs."""
+    left = [calls]
+
+    async def flaky(task: NodeTask) -> None:
+        if left[0]:
+            left[0] -= 1
+            raise DatabaseUnavailable(RuntimeError("connection refused"))
+        await work(task)
+    return flaky
+
+
+async def power_on(task: NodeTask) -> None:
+    await task.save("Power state is now power on", power_state=states.POWER_ON)
+
+
+async def test_work_that_meets_an_unavailable_database_runs_again_under_its_lock(
+        db: Database, tasks: TaskManager, workers: WorkerPool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(task_module, "DB_RETRY_FIRST", 0.01)
+    uuid = await make_node(db)
+    async with tasks.locked(uuid) as task:
+        task.spawn(database_away_for(2, power_on), "power")
+    await workers.drain(timeout=5)
+    row = await node(db, uuid)
+    assert (row["power_state"], row["last_error"], row["reservation"]) == (
+        states.POWER_ON, None, None)
+
+
+async def test_work_whose_database_stays_away_fails_as_a_crash(
+        db: Database, tasks: TaskManager, workers: WorkerPool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(task_module, "DB_RETRY_FIRST", 0.001)
+    monkeypatch.setattr(task_module, "DB_RETRY_MAX", 0.001)
+    uuid = await make_node(db, states.INSPECTING)
+    async with tasks.locked(uuid) as task:
+        task.spawn(database_away_for(task_module.WORK_DB_ATTEMPTS, power_on), "inspect")
+    await workers.drain(timeout=5)
+    row = await node(db, uuid)
+    assert (row["provision_state"], row["reservation"]) == (states.INSPECTFAIL, None)
+    assert row["last_error"] == ("inspect failed unexpectedly: The database is unavailable; "
+                                 "please retry later.")
 
 
 async def test_a_crash_where_no_fail_event_exists_is_recorded_as_the_error(
