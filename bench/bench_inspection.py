@@ -33,8 +33,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 import httpx
@@ -66,39 +66,50 @@ def cpu_rss(pids: list[int]) -> tuple[float, float]:
     return sum(s[0] for s in stats), sum(s[1] for s in stats)
 
 
-async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
-                pg: PgStats | None, counted: bool = True) -> dict[str, float]:
-    """The flow; `counted`: each service is one process, whose /metrics count its SQL."""
+def ok(status: int) -> Callable[[loadgen.Response], None]:
+    def check(resp: loadgen.Response) -> None:
+        assert resp.status == status, resp.body
+    return check
+
+
+async def enroll(port: int, nodes: int, driver: str, t0: float, marks: dict[str, float],
+                 wait_manageable: Callable[[int, list[str]], None]) -> list[str]:
+    """The flow's first steps, on any Ironic-compatible API: create `nodes` nodes of `driver`
+    and 2 ports each (8 clients; marks "create"), manage them, until `wait_manageable` returns
+    (marks "manage"). The UUIDs, in node order."""
     stamp = time.time_ns()
     by_index: dict[int, str] = {}
-    marks: dict[str, float] = {}
 
     def created(resp: loadgen.Response) -> None:
         assert resp.status == 201, resp.body
         node = resp.json()
         by_index[int(node["name"].split("-")[0][1:])] = node["uuid"]
 
-    def ok(status: int) -> Any:
-        def check(resp: loadgen.Response) -> None:
-            assert resp.status == status, resp.body
-        return check
+    await loadgen.run("127.0.0.1", port, BM, nodes, 8, lambda i: (
+        "POST", "/v1/nodes", {"driver": driver, "name": f"b{i}-{stamp}"}), created)
+    uuids = [by_index[i] for i in range(nodes)]
+    await loadgen.run("127.0.0.1", port, BM, 2 * nodes, 8, lambda i: (
+        "POST", "/v1/ports", {"address": mac(i // 2, i % 2), "node_uuid": uuids[i // 2]}),
+        ok(201))
+    marks["create"] = time.perf_counter() - t0
+    await loadgen.run("127.0.0.1", port, BM, nodes, 8, lambda i: (
+        "PUT", f"/v1/nodes/{uuids[i]}/states/provision", {"target": "manage"}), ok(202))
+    await asyncio.to_thread(wait_manageable, port, uuids)
+    marks["manage"] = time.perf_counter() - t0
+    return uuids
 
+
+async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
+                pg: PgStats | None, counted: bool = True) -> dict[str, float]:
+    """The flow; `counted`: each service is one process, whose /metrics count its SQL."""
+    marks: dict[str, float] = {}
     sql0 = db_counts(bm_port, di_port) if counted else {}
     if pg is not None:
         pg.reset()
     cpu0, _ = cpu_rss(pids)
     t0 = time.perf_counter()
-    await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
-        "POST", "/v1/nodes", {"driver": "fake", "name": f"b{i}-{stamp}"}), created)
-    uuids = [by_index[i] for i in range(nodes)]
-    await loadgen.run("127.0.0.1", bm_port, BM, 2 * nodes, 8, lambda i: (
-        "POST", "/v1/ports", {"address": mac(i // 2, i % 2), "node_uuid": uuids[i // 2]}),
-        ok(201))
-    marks["create"] = time.perf_counter() - t0
-    await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
-        "PUT", f"/v1/nodes/{uuids[i]}/states/provision", {"target": "manage"}), ok(202))
-    await asyncio.to_thread(wait_manageable, bm_port, uuids, 60)
-    marks["manage"] = time.perf_counter() - t0
+    uuids = await enroll(bm_port, nodes, "fake", t0, marks,
+                         lambda port, uuids: wait_manageable(port, uuids, 60))
     await loadgen.run("127.0.0.1", bm_port, BM, nodes, 8, lambda i: (
         "PUT", f"/v1/nodes/{uuids[i]}/states/provision", {"target": "inspect"}), ok(202))
     await asyncio.to_thread(wait_states, di_port, uuids, "waiting", 60)

@@ -31,13 +31,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 import httpx
 import loadgen
 from bench_api import free_port, proc_stat
-from bench_discoverd import BM, mac, report
+from bench_discoverd import BM, report
+from bench_inspection import enroll, ok
 from pgstats import fresh_databases
 from sqlalchemy.engine import make_url
 
@@ -114,33 +114,11 @@ def wait_all(port: int, uuids: list[str], state: str, timeout: float) -> None:
 
 
 async def bench(port: int, pid: int, nodes: int) -> dict[str, float]:
-    stamp = time.time_ns()
-    by_index: dict[int, str] = {}
     marks: dict[str, float] = {}
-
-    def created(resp: loadgen.Response) -> None:
-        assert resp.status == 201, resp.body
-        node = resp.json()
-        by_index[int(node["name"].split("-")[0][1:])] = node["uuid"]
-
-    def ok(*statuses: int) -> Any:
-        def check(resp: loadgen.Response) -> None:
-            assert resp.status in statuses, resp.body
-        return check
-
     cpu0 = tree_cpu(pid)
     t0 = time.perf_counter()
-    await loadgen.run("127.0.0.1", port, BM, nodes, 8, lambda i: (
-        "POST", "/v1/nodes", {"driver": "fake-hardware", "name": f"b{i}-{stamp}"}), created)
-    uuids = [by_index[i] for i in range(nodes)]
-    await loadgen.run("127.0.0.1", port, BM, 2 * nodes, 8, lambda i: (
-        "POST", "/v1/ports", {"address": mac(i // 2, i % 2), "node_uuid": uuids[i // 2]}),
-        ok(201))
-    marks["create"] = time.perf_counter() - t0
-    await loadgen.run("127.0.0.1", port, BM, nodes, 8, lambda i: (
-        "PUT", f"/v1/nodes/{uuids[i]}/states/provision", {"target": "manage"}), ok(202))
-    await asyncio.to_thread(wait_all, port, uuids, "manageable", 300)
-    marks["manage"] = time.perf_counter() - t0
+    uuids = await enroll(port, nodes, "fake-hardware", t0, marks,
+                         lambda port, uuids: wait_all(port, uuids, "manageable", 300))
     await loadgen.run("127.0.0.1", port, BM, nodes, 8, lambda i: (
         "PUT", f"/v1/nodes/{uuids[i]}/states/provision", {"target": "inspect"}), ok(202))
     await asyncio.to_thread(wait_all, port, uuids, "inspect wait", 300)
