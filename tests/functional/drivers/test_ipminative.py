@@ -16,7 +16,8 @@ from ironsight.lab.bmc import BmcServer, InMemoryMachine, VirtualBmc
 
 pytestmark = pytest.mark.functional
 
-CONF = config.load(overrides={"ipmi": {"command_timeout": "2", "retries": "0"}})
+# Calls here must succeed: 5 s leaves room for a stall of the (noisy, shared) test machine.
+CONF = config.load(overrides={"ipmi": {"command_timeout": "5", "retries": "0"}})
 
 
 def node(driver_info: dict[str, Any]) -> NodeContext:

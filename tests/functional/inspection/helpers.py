@@ -148,7 +148,8 @@ def enroll(client: httpx.Client, spec: MachineSpec, *, driver: str = "fake",
         assert resp.status_code == 201, resp.text
     resp = client.put(f"/v1/nodes/{uuid}/states/provision", json={"target": "manage"})
     assert resp.status_code == 202, resp.text
-    wait_node(client, uuid, provision="manageable")
+    # verification talks to the BMC (ipmitool's own retries): room for a stall of the machine
+    wait_node(client, uuid, provision="manageable", timeout=30)
     return uuid
 
 
