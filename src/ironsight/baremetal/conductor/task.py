@@ -112,14 +112,15 @@ class NodeTask:
         if not await dbapi.still_locked(conn, self.node["id"], self.owner, self.epoch):
             raise LockLost(self.uuid, self.owner)
 
-    async def fail(self, message: str) -> None:
+    async def fail(self, message: str, *, release: bool = False) -> None:
         """Leave the node in a state an operator can act on: `fail` where the state machine
-        allows it, else only the error recorded."""
+        allows it, else only the error recorded; with `release`, unlocked in the same write
+        (a client that sees the failure can act on the node at once)."""
         if states.is_allowed(self.node["provision_state"], "fail"):
-            await self.transition("fail", last_error=message)
+            await self.transition("fail", last_error=message, release=release)
         else:
             await self.save(message, severity="ERROR", last_error=message,
-                            target_power_state=None)
+                            target_power_state=None, release=release)
 
     async def release(self) -> None:
         """Give the lock back. When the database is unavailable, the release is retried in
@@ -223,7 +224,7 @@ class TaskManager:
         except Exception as exc:
             LOG.exception("Node %s: %s crashed", task.uuid, what)
             try:
-                await task.fail(f"{what} failed unexpectedly: {exc}")
+                await task.fail(f"{what} failed unexpectedly: {exc}", release=True)
             except Exception:
                 LOG.exception("Node %s: could not record the failure", task.uuid)
         finally:
