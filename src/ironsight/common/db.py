@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+import asyncpg
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import (
@@ -77,7 +78,6 @@ class DbStats:
 
     statements: int = 0
     writes: int = 0  # write transactions
-    reads: int = 0  # read contexts
 
 
 class CountedConn:
@@ -156,7 +156,7 @@ class Database:
     A connection lost mid-request raises DatabaseUnavailable (503, retry) and is replaced.
     """
 
-    def __init__(self, url: str, *, pool_size: int = 10, busy_timeout_ms: int = 10000) -> None:
+    def __init__(self, url: str, *, pool_size: int = 8, busy_timeout_ms: int = 10000) -> None:
         self.url = url
         aurl = engine_url(url)
         self._write_lock = asyncio.Lock()
@@ -258,7 +258,6 @@ class Database:
     async def read(self) -> AsyncIterator[Conn]:
         """A read-only connection (no write lock taken). Each statement sees what was
         committed when it began (PostgreSQL's READ COMMITTED: the same in a transaction)."""
-        self.stats.reads += 1
         if self.sync_engine is not None:
             conn = self._sqlite_conn("_reader")
             try:
@@ -317,8 +316,8 @@ class Database:
 def _unavailable() -> Iterator[None]:
     """The database could not be reached, the connection broke, or the pool had no free
     connection in time: a DatabaseUnavailable (503: retry later; SQLAlchemy has already
-    dropped a broken connection). Errors about
-    the statement or the data (a constraint, a bad value) pass unchanged."""
+    dropped a broken connection). Errors about the statement or the data (a constraint, a
+    bad value) pass unchanged."""
     try:
         yield
     except PoolTimeout as exc:  # every connection of the pool busy for pool_timeout (30 s)
@@ -359,10 +358,33 @@ def _is_outage(exc: DBAPIError) -> bool:
         state = str(getattr(seen, "sqlstate", "") or "")
         if state[:2] in _OUTAGE_CLASSES or state in _OUTAGE_STATES:
             return True
-        if type(seen).__name__ in ("ConnectionDoesNotExistError", "InterfaceError"):
+        if isinstance(seen, asyncpg.InterfaceError):  # "connection is closed" and the like
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+T = TypeVar("T")
+
+
+async def through_outages(fn: Callable[[], Awaitable[T]], *, attempts: int | None,
+                          waiting: Callable[[float], None],
+                          sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                          first: float = 0.5, most: float = 10.0) -> T:
+    """Run `fn`, and again from its start after a pause (`first` seconds, doubling up to
+    `most`) each time it meets an unavailable database, `attempts` times in all (None: until
+    it gets through); the last DatabaseUnavailable is raised. `waiting(delay)` is told
+    before each pause (to log it). For work that can run again from its start."""
+    delay, attempt = first, 1
+    while True:
+        try:
+            return await fn()
+        except DatabaseUnavailable:
+            if attempts is not None and attempt >= attempts:
+                raise
+        waiting(delay)
+        await sleep(delay)
+        delay, attempt = min(delay * 2, most), attempt + 1
 
 
 def _alive(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ironsight.common.config import Config
+from ironsight.common.db import through_outages
 from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightError
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import states
@@ -77,19 +78,13 @@ class Introspector:
         async def crashed(exc: Exception) -> None:
             await self.fail(uuid, f"Unexpected error during {what}: {exc}")
 
+        def waiting(delay: float) -> None:
+            LOG.warning("Node %s: %s: the database is unavailable; running the step again "
+                        "in %.1f s", uuid, what, delay)
+
         async def step() -> None:
-            delay = 0.5
-            for attempt in range(1, STEP_DB_ATTEMPTS + 1):
-                try:
-                    await fn()
-                    return
-                except DatabaseUnavailable:
-                    if attempt == STEP_DB_ATTEMPTS:
-                        raise
-                LOG.warning("Node %s: %s: the database is unavailable; running the step "
-                            "again in %.1f s", uuid, what, delay)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10.0)
+            await through_outages(fn, attempts=STEP_DB_ATTEMPTS, waiting=waiting,
+                                  sleep=asyncio.sleep)
 
         self.workers.spawn(step, name=f"{what}:{uuid}", on_crash=crashed)
 

@@ -104,12 +104,15 @@ _INSERT_ATTRIBUTES = insert(attributes)
 _DELETE_DATA = delete(data).where(data.c.uuid == bindparam("uuid"))
 
 
-def _upsert_data(dialect_insert: Any) -> Any:
+def _replacing(new: Any) -> Any:
     """Stored data replaces the earlier of its kind: an upsert on (uuid, processed)."""
-    new = dialect_insert(data)
     return new.on_conflict_do_update(index_elements=[data.c.uuid, data.c.processed],
                                      set_={"data": new.excluded.data,
                                            "stored_at": new.excluded.stored_at})
+
+
+def _upsert_data(dialect_insert: Any) -> Any:
+    return _replacing(dialect_insert(data))
 
 
 _UPSERT_DATA = {"postgresql": _upsert_data(pg_insert), "sqlite": _upsert_data(sqlite_insert)}
@@ -125,10 +128,7 @@ def _accept_statement(keys: tuple[str, ...]) -> Any:
         ["uuid", "processed", "data", "stored_at"],
         select(moved.c.uuid, literal(False), bindparam("data", type_=data.c.data.type),
                bindparam("stored_at", type_=data.c.stored_at.type)))
-    return (new.on_conflict_do_update(index_elements=[data.c.uuid, data.c.processed],
-                                      set_={"data": new.excluded.data,
-                                            "stored_at": new.excluded.stored_at})
-            .returning(data.c.uuid).add_cte(moved))
+    return _replacing(new).returning(data.c.uuid).add_cte(moved)
 _LOOKUP = select(attributes.c.uuid).where(or_(
     and_(attributes.c.name == MAC, attributes.c.value.in_(bindparam("macs", expanding=True))),
     and_(attributes.c.name == BMC, attributes.c.value.in_(bindparam("bmcs", expanding=True)))))

@@ -160,8 +160,7 @@ class Records:
         async with self.db.single() as conn:
             row = await dbapi.create_port(conn, node, values, event)
         if row is None:
-            # Ironic answers 400 here: the node is a field of the request, not the resource.
-            raise Invalid(f"node_uuid: Node {node} could not be found.")
+            raise _node_missing(node, "node_uuid")
         row["node_uuid"] = node
         return row
 

@@ -18,7 +18,7 @@ from typing import Any
 from ironsight.baremetal import states
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.drivers.base import NodeContext
-from ironsight.common.db import Conn, Database
+from ironsight.common.db import Conn, Database, through_outages
 from ironsight.common.exceptions import DatabaseUnavailable, LockLost, NodeLocked, NotFound
 from ironsight.common.workers import WorkerPool
 
@@ -140,16 +140,10 @@ class NodeTask:
             retry.add_done_callback(self._retries.discard)
 
     async def _release_until_done(self) -> None:
-        delay = DB_RETRY_FIRST
-        while True:
-            await asyncio.sleep(delay)
-            try:
-                await self._release()
-            except DatabaseUnavailable:
-                delay = min(delay * 2, DB_RETRY_MAX)
-                continue
-            LOG.info("Node %s: lock released after the database came back", self.uuid)
-            return
+        await asyncio.sleep(DB_RETRY_FIRST)
+        await through_outages(self._release, attempts=None, waiting=lambda _: None,
+                              first=DB_RETRY_FIRST, most=DB_RETRY_MAX)
+        LOG.info("Node %s: lock released after the database came back", self.uuid)
 
     async def _release(self) -> None:
         async with self.db.single() as conn:
@@ -232,15 +226,9 @@ class TaskManager:
 
     @staticmethod
     async def _attempts(task: NodeTask, work: Work, what: str) -> None:
-        delay = DB_RETRY_FIRST
-        for attempt in range(1, WORK_DB_ATTEMPTS + 1):
-            try:
-                await work(task)
-                return
-            except DatabaseUnavailable:
-                if attempt == WORK_DB_ATTEMPTS:
-                    raise
+        def waiting(delay: float) -> None:
             LOG.warning("Node %s: %s: the database is unavailable; running it again in "
                         "%.1f s", task.uuid, what, delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, DB_RETRY_MAX)
+
+        await through_outages(lambda: work(task), attempts=WORK_DB_ATTEMPTS, waiting=waiting,
+                              first=DB_RETRY_FIRST, most=DB_RETRY_MAX)

@@ -82,9 +82,12 @@ async def _insert(conn: Conn, stmt: Any, defaults: Row, values: Row,
     return row
 
 
-async def _insert_combined(conn: Conn, stmt: Any, row: Row, event: Row, what: str) -> Any:
-    params = {f"_v_{key}": value for key, value in row.items()}
-    params.update(combined.history_params(event))
+async def _combined(conn: Conn, stmt: Any, row: Row, event: Row, what: str,
+                    **params: Any) -> Any:
+    """Run a combined statement (combined.py) on `row`'s values and history row `event`: its
+    first row, or None."""
+    params.update({f"_v_{key}": value for key, value in row.items()},
+                  **combined.history_params(event))
     try:
         return (await conn.execute(stmt, params)).first()
     except IntegrityError as exc:
@@ -100,7 +103,7 @@ async def create_node(conn: Conn, values: Row, event: Row | None = None) -> Row:
             await _add_history_row(conn, {**event, "node_id": row["id"]})
         return row
     row = _full_row(_NODE_DEFAULTS, {"created_at": utcnow(), "uuid": new_uuid(), **values})
-    found = await _insert_combined(conn, combined.insert_node(tuple(row)), row, event, "node")
+    found = await _combined(conn, combined.insert_node(tuple(row)), row, event, "node")
     row["id"] = found[0]
     return row
 
@@ -228,13 +231,9 @@ async def update_locked_node(conn: Conn, node_id: int, owner: str, epoch: int,
             await _add_history_row(conn, {**event, "node_id": node_id})
         return True
     values = {"updated_at": utcnow(), **values}
-    params = {f"_v_{key}": value for key, value in values.items()}
-    params.update(combined.history_params(event), _row_id=node_id, _owner=owner, _epoch=epoch)
-    try:
-        result = await conn.execute(combined.update_locked_node(tuple(sorted(values))), params)
-    except IntegrityError as exc:
-        raise _duplicate(exc, "node", values) from None
-    return result.first() is not None
+    return await _combined(conn, combined.update_locked_node(tuple(sorted(values))), values,
+                           event, "node", _row_id=node_id, _owner=owner,
+                           _epoch=epoch) is not None
 
 
 async def still_locked(conn: Conn, node_id: int, owner: str, epoch: int) -> bool:
@@ -285,12 +284,8 @@ async def create_port(conn: Conn, node: str, values: Row, event: Row) -> Row | N
         return row
     row = _full_row({k: v for k, v in _PORT_DEFAULTS.items() if k != "node_id"},
                     {"created_at": utcnow(), "uuid": new_uuid(), **values})
-    params = {f"_v_{k}": v for k, v in row.items()}
-    params.update(combined.history_params(event), _node=ident)
-    try:
-        found = (await conn.execute(combined.insert_port(tuple(row), key), params)).first()
-    except IntegrityError as exc:
-        raise _duplicate(exc, "port", row) from None
+    found = await _combined(conn, combined.insert_port(tuple(row), key), row, event, "port",
+                            _node=ident)
     if found is None:
         return None
     row["node_id"], row["id"] = found
