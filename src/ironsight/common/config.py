@@ -134,6 +134,17 @@ class DiscoverdSection:
         3, "Starts of one inspection in discoverd at most (the first included) when they are "
         "lost (discoverd unreachable, or no record of it); then the inspection fails.",
         minimum=1)
+    manage_boot: bool = opt(
+        True, "The conductor boots a node it hands to discoverd into the discovery ramdisk "
+        "itself (boot device PXE, then reboot, under the node's lock, once discoverd has "
+        "recorded the start) and powers it off when the inspection ends, as Ironic's "
+        "inspector interface has done since Stein; discoverd is started with "
+        "manage_boot=false and leaves power alone. false: discoverd sets the boot device, "
+        "reboots and powers off through the bare-metal API (the Kilo design; six more API "
+        "calls per node).")
+    power_off: bool = opt(
+        True, "With manage_boot: power the node off when its inspection ends (finished, "
+        "failed, aborted or timed out).")
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,11 @@
 state machine, the node lock, the history and every statement.
 
 - `begin`, under the lock of an `inspect` request: checks, `inspecting`, then a worker.
-- The worker (`_run`): a hands-off interface gets the node in `inspect wait` with its lock
-  released *before* `start` (the outside service acts on the node through the API, so it must
-  not find it locked: the design's rule); any other interface runs under the lock.
+- The worker (`_run`): a hands-off interface gets the node in `inspect wait`. When the
+  conductor boots the node itself (`conductor_boots`, Ironic's managed boot), the lock is kept
+  through `start`, the boot device and the reboot; otherwise it is released *before* `start`
+  (the outside service then acts on the node through the API, so it must not find it locked:
+  the Kilo design's rule). Any other interface runs under the lock.
 - `poll`: one periodic pass per interface class, for all nodes of all hardware types using it:
   aborts that did not reach their service are retried, then the waiting nodes' outcomes are
   read in one call and applied.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select
@@ -48,6 +51,12 @@ LOG = logging.getLogger(__name__)
 # may hold it briefly for the boot device or a reboot).
 RELOCK_ATTEMPTS = 50
 RELOCK_INTERVAL = 0.1
+# A start made again (from `inspect wait`) of a node its conductor boots records this before
+# it begins and clears it once the node is booted: a poll finding the node unlocked with it
+# (its conductor died meanwhile) makes the start again. (A first start stays `inspecting`
+# until then, which the recovery of a dead conductor's locks treats the same way.)
+BOOT_INTERRUPTED = ("the conductor stopped before the node was booted into the inspection "
+                    "ramdisk")
 
 PollTask = tuple[str, float, Callable[[], Awaitable[int]]]
 
@@ -85,9 +94,62 @@ class Inspection:
             return
         internal = {**(task.node.get("driver_internal_info") or {}), iface.starts_key: 1}
         internal.pop(iface.lost_start_key, None)
+        if iface.conductor_boots:
+            # still `inspecting`: a conductor dying now leaves a start the recovery of its
+            # locks hands to the poll to make again (periodic.py)
+            await self._start_and_boot(task, iface, internal)
+            return
         await task.transition("wait", target=states.MANAGEABLE, release=True,
                               driver_internal_info=internal)
         await self._hand_over(iface, node)
+
+    async def _start_and_boot(self, task: NodeTask, iface: InspectInterface,
+                              internal: dict[str, Any]) -> None:
+        """A hands-off start of a node the conductor boots, all under its lock, from
+        `inspecting` (a first start) or `inspect wait` (one made again): the service records
+        the start (and opens its PXE side) first, then the node gets the boot device and is
+        rebooted into the ramdisk; one write then moves it to `inspect wait`, unlocked."""
+        outcome = await _start(iface, task.context)
+        internal = dict(internal)
+        internal.pop(iface.lost_start_key, None)
+        if outcome.state == InspectOutcome.FAILED:
+            await task.transition("fail", last_error=outcome.error, release=True,
+                                  driver_internal_info=internal)
+            return
+        if outcome.state == InspectOutcome.LOST:
+            why = outcome.error or "the start did not reach the inspection service"
+            LOG.warning("Node %s: %s; starting again in %s", task.uuid, why, iface.start_grace)
+            internal[iface.lost_start_key] = why
+            await self._waiting(task, None, driver_internal_info=internal)
+            return
+        driver = self.drivers.for_node(task.node)
+        try:
+            await driver.management.set_boot_device(task.context, "pxe", False)
+            await driver.power.set_power_state(task.context, states.REBOOT,
+                                               self.conf.conductor.power_state_change_timeout)
+        except IronsightError as exc:
+            error = f"Failed to boot the node into the inspection ramdisk: {exc}"
+            LOG.error("Node %s: %s", task.uuid, error)
+            values = await self.abort_values(task, internal)  # closes the service's side
+            await task.transition("fail", last_error=error, release=True,
+                                  **{"driver_internal_info": internal, **values})
+            return
+        await self._waiting(task, "booted into the inspection ramdisk (boot device pxe, "
+                            "rebooted)", power_state=states.POWER_ON,
+                            driver_internal_info=internal)
+        LOG.info("Node %s: inspection started (%s), node rebooted into the ramdisk",
+                 task.uuid, iface.name)
+
+    @staticmethod
+    async def _waiting(task: NodeTask, event: str | None, **values: Any) -> None:
+        """Record the start's end and give the lock back, in one write: `inspecting` moves
+        to `inspect wait`; a node already there keeps waiting."""
+        if task.node["provision_state"] == states.INSPECTING:
+            await task.transition("wait", target=states.MANAGEABLE, release=True,
+                                  detail=event, **values)
+            return
+        await task.save(event and event[0].upper() + event[1:], event_type="inspection",
+                        release=True, **values)
 
     async def _hand_over(self, iface: InspectInterface, node: NodeContext) -> None:
         """Start a hands-off inspection of a node in `inspect wait` whose lock is given up."""
@@ -109,13 +171,57 @@ class Inspection:
         else:
             LOG.info("Node %s: inspection started (%s)", node.uuid, iface.name)
 
-    async def _apply(self, task: NodeTask, outcome: InspectOutcome) -> None:
+    async def _apply(self, task: NodeTask, outcome: InspectOutcome, **values: Any) -> None:
         if outcome.state in (InspectOutcome.FAILED, InspectOutcome.LOST):
-            await task.transition("fail", last_error=outcome.error, release=True)
+            await task.transition("fail", last_error=outcome.error, release=True, **values)
         elif outcome.state == InspectOutcome.WAITING:
-            await task.transition("wait", target=states.MANAGEABLE, release=True)
+            await task.transition("wait", target=states.MANAGEABLE, release=True, **values)
         else:
-            await task.transition("done", inspection_finished_at=dbapi.utcnow(), release=True)
+            await task.transition("done", inspection_finished_at=dbapi.utcnow(), release=True,
+                                  **values)
+
+    # --- powering off, when the conductor boots the node ---------------------------------
+
+    def powers_off(self, node: dict[str, Any]) -> bool:
+        """Whether the conductor powers this node off when its inspection ends."""
+        driver = self.drivers.get(node["driver"])
+        iface = driver.inspect if driver is not None else None
+        return iface is not None and iface.conductor_boots and iface.power_off
+
+    async def _power_off(self, task: NodeTask) -> str | None:
+        """Power the node off under its lock; the error, or None."""
+        driver = self.drivers.for_node(task.node)
+        try:
+            await driver.power.set_power_state(task.context, states.POWER_OFF,
+                                               self.conf.conductor.power_state_change_timeout)
+        except IronsightError as exc:
+            return f"Failed to power off the node after its inspection: {exc}"
+        return None
+
+    async def _end_powered_off(self, task: NodeTask, outcome: InspectOutcome) -> None:
+        """An ended inspection (a worker's, under the lock): power off, then record the end;
+        a node that would not power off is failed with the reason (as Ironic's clean-up
+        does)."""
+        error = await self._power_off(task)
+        if error is None:
+            await self._apply(task, outcome, power_state=states.POWER_OFF)
+            return
+        LOG.error("Node %s: %s", task.uuid, error)
+        if outcome.state == InspectOutcome.FAILED:
+            error = f"{outcome.error}; {error}"
+        await self._apply(task, InspectOutcome.failed(error))
+
+    async def power_off_after(self, task: NodeTask) -> None:
+        """After an abort or a timeout moved the node on (a worker's, under the lock)."""
+        error = await self._power_off(task)
+        if error is None:
+            await task.save("Powered off after the inspection ended", event_type="power",
+                            release=True, power_state=states.POWER_OFF)
+            return
+        LOG.error("Node %s: %s", task.uuid, error)
+        last = task.node.get("last_error")
+        await task.save(error, severity="ERROR", event_type="power", release=True,
+                        last_error=f"{last}; {error}" if last else error)
 
     async def _when_relocked(self, uuid: str, why: str,
                              then: Callable[[NodeTask], Awaitable[object]]) -> None:
@@ -145,26 +251,35 @@ class Inspection:
                 return True
             internal[iface.starts_key] = starts + 1
             internal.pop(iface.lost_start_key, None)
+            if iface.conductor_boots:
+                internal[iface.lost_start_key] = BOOT_INTERRUPTED
             await task.save(f"Inspection started again (attempt {starts + 1} of "
                             f"{iface.start_attempts}): {why}", event_type="inspection",
-                            release=True, provision_updated_at=dbapi.utcnow(),
-                            driver_internal_info=internal)
+                            release=not iface.conductor_boots,
+                            provision_updated_at=dbapi.utcnow(), driver_internal_info=internal)
+            if iface.conductor_boots:
+                task.spawn(partial(self._start_and_boot, iface=iface, internal=internal),
+                           "inspect")
+                return True
             node = task.context
         await self._hand_over(iface, node)
         return True
 
     # --- aborting -------------------------------------------------------------------------
 
-    async def abort_values(self, task: NodeTask) -> dict[str, Any]:
+    async def abort_values(self, task: NodeTask,
+                           internal: dict[str, Any] | None = None) -> dict[str, Any]:
         """Abort in the outside service; the node values to save with the state change: an
         abort that could not reach it is remembered, so a late report cannot touch the
-        node and the poll asks again."""
+        node and the poll asks again. `internal`: the driver_internal_info to start from
+        (the node's own by default)."""
         driver = self.drivers.get(task.node["driver"])
         iface = driver.inspect if driver is not None else None
         if iface is None:
             return {}
         reached = await iface.abort(task.context)
-        internal = dict(task.node.get("driver_internal_info") or {})
+        internal = dict(internal if internal is not None
+                        else task.node.get("driver_internal_info") or {})
         if reached:
             if iface.pending_abort_key not in internal:
                 return {}
@@ -230,7 +345,10 @@ class Inspection:
             async with self.tasks.try_locked(uuid) as task:
                 if task is None or task.node["provision_state"] != states.INSPECTWAIT:
                     continue  # next pass, or moved on already
-                await self._apply(task, outcome)
+                if self.powers_off(task.node):
+                    task.spawn(partial(self._end_powered_off, outcome=outcome), "inspect end")
+                else:
+                    await self._apply(task, outcome)
                 moved += 1
         return moved
 

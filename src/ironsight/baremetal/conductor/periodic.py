@@ -183,9 +183,12 @@ class PeriodicTasks:
         except IronsightError as exc:
             LOG.warning("Node %s: could not abort inspection after timeout: %s", task.uuid, exc)
             values = {}
+        off = self.c.inspection.powers_off(task.node)
         await task.transition("fail", last_error="Timeout reached while inspecting the node. "
-                              "Please check the node's history and logs.", release=True,
+                              "Please check the node's history and logs.", release=not off,
                               **values)
+        if off:
+            task.spawn(self.c.inspection.power_off_after, "power off")
 
     # --- power state sync ---------------------------------------------------------------------
 

@@ -91,16 +91,16 @@ class NodeTask:
 
     async def transition(self, event: str, *, target: str | None = None,
                          last_error: str | None = None, release: bool = False,
-                         **values: Any) -> str:
-        """Apply a state machine event and record it."""
+                         detail: str | None = None, **values: Any) -> str:
+        """Apply a state machine event and record it (with `detail`, what happened with it)."""
         source = self.node["provision_state"]
         new = states.next_state(source, event)
         if new is None:
             raise RuntimeError(f"bug: event {event} not allowed from {source}")
         severity = "ERROR" if last_error else "INFO"
         text = f"Provision state changed from {source} to {new} ({event})"
-        if last_error:
-            text += f": {last_error}"
+        if last_error or detail:
+            text += f": {last_error or detail}"
         await self.save(text, severity=severity, provision_state=new, release=release,
                         target_provision_state=target, last_error=last_error, **values)
         LOG.info("Node %s: %s", self.uuid, text)
@@ -190,16 +190,13 @@ class TaskManager:
         except BaseException:
             await task.release()
             raise
-        if task._spawn is None or task.released:
-            await task.release()
-            return
-        work, what = task._spawn
-        self.workers.spawn(lambda: self._run(task, work, what), name=f"{what}:{task.uuid}")
+        await self._end_block(task)
 
     @asynccontextmanager
     async def try_locked(self, ident: str) -> AsyncIterator[NodeTask | None]:
         """For periodic work: the locked node, or None when it is locked or gone (the next
-        period will see it: no retry here); the lock is released when the block ends."""
+        period will see it: no retry here); the lock is released when the block ends, or
+        handed to a worker as in `locked`."""
         try:
             task = await self.acquire(ident, attempts=1)
         except (NodeLocked, NotFound):
@@ -207,8 +204,17 @@ class TaskManager:
             return
         try:
             yield task
-        finally:
+        except BaseException:
             await task.release()
+            raise
+        await self._end_block(task)
+
+    async def _end_block(self, task: NodeTask) -> None:
+        if task._spawn is None or task.released:
+            await task.release()
+            return
+        work, what = task._spawn
+        self.workers.spawn(lambda: self._run(task, work, what), name=f"{what}:{task.uuid}")
 
     async def _run(self, task: NodeTask, work: Work, what: str) -> None:
         try:

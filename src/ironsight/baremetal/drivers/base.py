@@ -152,6 +152,12 @@ class InspectInterface(BaseInterface):
     # meanwhile (boot device, power): the conductor moves the node to `inspect wait` and
     # releases its lock *before* `start`, and learns the end through `poll`.
     hands_off: bool = False
+    # With `hands_off`: the conductor itself boots the node into the inspection ramdisk
+    # (boot device PXE, reboot) once `start` returned WAITING, still under the node's lock,
+    # and, with `power_off`, powers it off when the inspection ends; the outside service
+    # leaves power alone (Ironic's "managed boot").
+    conductor_boots: bool = False
+    power_off: bool = True
     # Seconds between `poll` passes (one for all nodes of all hardware types using this
     # interface class); 0: never polled.
     poll_period: float = 0.0

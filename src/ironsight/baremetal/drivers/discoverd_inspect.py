@@ -8,9 +8,13 @@ the history.
 - At load, when `[discoverd] enabled`: no `service_url`, a client library that cannot be
   imported, or one older than 1.0.0 → the driver refuses to load, saying which and why.
   When disabled, nothing is checked and `validate` raises DiscoverdDisabled.
-- It is hands-off: the conductor moves the node to `inspect wait` and releases its lock before
-  `start` calls `introspect(uuid)`, because discoverd acts on the node through the bare-metal
-  API (boot device, reboot) and must not find it locked. A start that cannot reach discoverd,
+- It is hands-off. With `[discoverd] manage_boot` (the default), `start` calls
+  `introspect(uuid, manage_boot=False)` while the conductor holds the node in `inspect wait`;
+  the conductor then sets the boot device, reboots the node and, at the end, powers it off
+  itself: discoverd only reads the node and its ports, and fills them in. Without it (the
+  Kilo design), the conductor releases the lock before `start`, because discoverd acts on the
+  node through the bare-metal API (boot device, reboot, power off) and must not find it
+  locked. A start that cannot reach discoverd,
   or that discoverd has no record of after `start_grace_period`, is lost: the conductor makes
   it again, `start_attempts` times in all.
 - One poll per conductor asks discoverd about every node in `inspect wait` with one batched
@@ -94,6 +98,8 @@ class DiscoverdInspect(InspectInterface):
         # this long after the node entered `inspect wait` (our state change comes first)
         self.grace = self.start_grace = dt.timedelta(seconds=conf.discoverd.start_grace_period)
         self.start_attempts = conf.discoverd.start_attempts
+        self.conductor_boots = self.enabled and conf.discoverd.manage_boot
+        self.power_off = conf.discoverd.power_off
         self._client: Any = None
 
     def client(self) -> Any:
@@ -115,7 +121,9 @@ class DiscoverdInspect(InspectInterface):
     async def start(self, node: NodeContext) -> InspectOutcome:
         self.validate(node)
         try:
-            await self.client().introspect(node.uuid)
+            # None: discoverd's default (it boots the node itself)
+            await self.client().introspect(node.uuid,
+                                           manage_boot=False if self.conductor_boots else None)
         except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
             why = f"Failed to start inspection: {exc.message}"
             if exc.status_code in UNAVAILABLE:

@@ -6,6 +6,7 @@ client and service are exercised in tests/functional/inspection/.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import sys
 import types
@@ -24,7 +25,7 @@ from ironsight.baremetal.drivers.discoverd_inspect import (
 )
 from ironsight.baremetal.service import BaremetalService, upgrade_database
 from ironsight.common import config
-from ironsight.common.exceptions import DriverLoadError
+from ironsight.common.exceptions import DriverLoadError, IronsightError
 from ironsight.discoverd import client as real_client
 
 URL = "http://127.0.0.1:5050/v1"
@@ -46,9 +47,11 @@ class FakeClient:
         self.calls: list[tuple[str, Any]] = []
         self.statuses: dict[str, dict[str, Any]] = {}
         self.fail_with: Exception | None = None
+        self.manage_boot: dict[str, bool | None] = {}
 
-    async def introspect(self, uuid: str) -> None:
+    async def introspect(self, uuid: str, manage_boot: bool | None = None) -> None:
         self.calls.append(("introspect", uuid))
+        self.manage_boot[uuid] = manage_boot
         if self.fail_with:
             raise self.fail_with
 
@@ -127,11 +130,24 @@ def test_refusal_is_reported_by_the_loader(tmp_path: Path) -> None:
 # --- inspect, poll, abort against a real conductor and database, mocked client ----------------
 
 
+async def service_with(tmp_path: Path, **discoverd: str) -> BaremetalService:
+    conf = conf_with(tmp_path, enabled="true", service_url=URL, **discoverd)
+    upgrade_database(conf)
+    return BaremetalService(conf)
+
+
 @pytest.fixture
 async def svc(tmp_path: Path) -> AsyncIterator[BaremetalService]:
-    conf = conf_with(tmp_path, enabled="true", service_url=URL)
-    upgrade_database(conf)
-    service = BaremetalService(conf)
+    """The default: the conductor boots the node and powers it off ([discoverd] manage_boot)."""
+    service = await service_with(tmp_path)
+    yield service
+    await service.stop()
+
+
+@pytest.fixture
+async def kilo_svc(tmp_path: Path) -> AsyncIterator[BaremetalService]:
+    """`[discoverd] manage_boot = false`: discoverd boots the node through the API."""
+    service = await service_with(tmp_path, manage_boot="false")
     yield service
     await service.stop()
 
@@ -168,18 +184,180 @@ async def inspect(svc: BaremetalService, uuid: str) -> None:
     await svc.conductor.workers.drain(timeout=5)
 
 
-async def test_inspect_releases_lock_before_calling_introspect(
+def fake_client(svc: BaremetalService) -> FakeClient:
+    fake = FakeClient()
+    inspect_iface = svc.conductor.drivers["fake"].inspect
+    assert isinstance(inspect_iface, DiscoverdInspect)
+    inspect_iface._client = fake
+    return fake
+
+
+async def test_without_managed_boot_the_lock_is_released_before_introspect(
+        kilo_svc: BaremetalService) -> None:
+    fake_client(kilo_svc)
+    uuid = await managed_node(kilo_svc)
+    seen: dict[str, Any] = {}
+
+    async def introspect(u: str, manage_boot: bool | None = None) -> None:
+        seen.update(await node(kilo_svc, u))  # what discoverd sees when it acts on the node
+        seen["manage_boot"] = manage_boot
+
+    kilo_svc.conductor.drivers["fake"].inspect._client.introspect = introspect  # type: ignore
+    await inspect(kilo_svc, uuid)
+    assert (seen["reservation"], seen["provision_state"], seen["manage_boot"]) == (
+        None, states.INSPECTWAIT, None)
+
+
+async def test_without_managed_boot_the_conductor_leaves_power_to_discoverd(
+        kilo_svc: BaremetalService) -> None:
+    client = fake_client(kilo_svc)
+    uuid = await managed_node(kilo_svc)
+    await inspect(kilo_svc, uuid)
+    client.statuses[uuid] = {"uuid": uuid, "finished": True, "state": "finished", "error": None}
+    assert await check(kilo_svc) == 1
+    assert uuid not in boot_devices(kilo_svc)
+    row = await node(kilo_svc, uuid)
+    assert (row["provision_state"], row["power_state"]) == (states.MANAGEABLE, states.POWER_OFF)
+    assert "booted into the inspection ramdisk" not in " ".join(
+        e["event"] for e in await history(kilo_svc, uuid))
+
+
+def boot_devices(svc: BaremetalService) -> dict[str, Any]:
+    return svc.conductor.drivers["fake"].management.boot_devices  # type: ignore[no-any-return,attr-defined]
+
+
+def fake_power(svc: BaremetalService) -> Any:
+    return svc.conductor.drivers["fake"].power
+
+
+async def test_with_managed_boot_discoverd_is_told_not_to_manage_boot(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    assert client.manage_boot == {uuid: False}
+
+
+async def test_with_managed_boot_the_node_stays_locked_until_it_is_booted(
         svc: BaremetalService, client: FakeClient) -> None:
     uuid = await managed_node(svc)
     seen: dict[str, Any] = {}
 
-    async def introspect(u: str) -> None:
-        seen.update(await node(svc, u))  # what discoverd would see when it acts on the node
+    async def introspect(u: str, manage_boot: bool | None = None) -> None:
+        seen.update(await node(svc, u))
+        seen["booted"] = u in boot_devices(svc)
 
     client.introspect = introspect  # type: ignore[method-assign]
     await inspect(svc, uuid)
-    assert seen["reservation"] is None
-    assert seen["provision_state"] == states.INSPECTWAIT
+    assert seen["reservation"] is not None
+    assert (seen["provision_state"], seen["booted"]) == (states.INSPECTING, False)
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["reservation"]) == (states.INSPECTWAIT, None)
+
+
+async def test_with_managed_boot_the_node_is_set_to_pxe_and_rebooted_after_the_start(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    assert boot_devices(svc)[uuid] == {"boot_device": "pxe", "persistent": False}
+    assert fake_power(svc).power_states[uuid] == states.POWER_ON
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["power_state"]) == (states.INSPECTWAIT, states.POWER_ON)
+    assert ("Provision state changed from inspecting to inspect wait (wait): booted into "
+            "the inspection ramdisk (boot device pxe, rebooted)") in [
+        e["event"] for e in await history(svc, uuid)]
+
+
+async def test_with_managed_boot_a_failed_start_does_not_boot_the_node(
+        svc: BaremetalService, client: FakeClient) -> None:
+    client.fail_with = real_client.ClientError("node is locked", 409)
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    assert uuid not in boot_devices(svc)
+    assert (await node(svc, uuid))["provision_state"] == states.INSPECTFAIL
+
+
+async def test_with_managed_boot_a_reboot_failure_fails_and_aborts_in_discoverd(
+        svc: BaremetalService, client: FakeClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(node: Any, target: str, timeout: float) -> None:
+        raise IronsightError("BMC did not answer")
+
+    monkeypatch.setattr(fake_power(svc), "set_power_state", broken)
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["reservation"]) == (states.INSPECTFAIL, None)
+    assert row["last_error"] == ("Failed to boot the node into the inspection ramdisk: "
+                                 "BMC did not answer")
+    assert client.calls == [("introspect", uuid), ("abort", uuid)]
+
+
+async def test_with_managed_boot_a_finished_node_is_powered_off(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.statuses[uuid] = {"uuid": uuid, "finished": True, "state": "finished", "error": None}
+    assert await check(svc) == 1
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["power_state"], row["reservation"]) == (
+        states.MANAGEABLE, states.POWER_OFF, None)
+    assert fake_power(svc).power_states[uuid] == states.POWER_OFF
+
+
+async def test_with_managed_boot_a_failed_inspection_is_powered_off_too(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.statuses[uuid] = {"uuid": uuid, "finished": True, "state": "error", "error": "boom"}
+    await check(svc)
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["power_state"]) == (states.INSPECTFAIL,
+                                                            states.POWER_OFF)
+
+
+async def test_with_managed_boot_a_node_that_will_not_power_off_fails_saying_why(
+        svc: BaremetalService, client: FakeClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+
+    async def broken(node: Any, target: str, timeout: float) -> None:
+        raise IronsightError("BMC did not answer")
+
+    monkeypatch.setattr(fake_power(svc), "set_power_state", broken)
+    client.statuses[uuid] = {"uuid": uuid, "finished": True, "state": "finished", "error": None}
+    await check(svc)
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["reservation"]) == (states.INSPECTFAIL, None)
+    assert row["last_error"] == ("Failed to power off the node after its inspection: "
+                                 "BMC did not answer")
+
+
+async def test_with_managed_boot_and_no_power_off_a_finished_node_stays_on(
+        tmp_path: Path) -> None:
+    svc = await service_with(tmp_path, power_off="false")
+    try:
+        client = fake_client(svc)
+        uuid = await managed_node(svc)
+        await inspect(svc, uuid)
+        client.statuses[uuid] = {"uuid": uuid, "finished": True, "state": "finished",
+                                 "error": None}
+        assert await check(svc) == 1
+        row = await node(svc, uuid)
+        assert (row["provision_state"], row["power_state"]) == (states.MANAGEABLE,
+                                                                states.POWER_ON)
+    finally:
+        await svc.stop()
+
+
+async def test_with_managed_boot_an_abort_powers_the_node_off(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    await svc.conductor.do_provision_action(uuid, "abort")
+    await svc.conductor.workers.drain(timeout=5)
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["power_state"], row["reservation"]) == (
+        states.INSPECTFAIL, states.POWER_OFF, None)
+    assert row["last_error"] == "Inspection was aborted by request."
 
 
 async def test_inspect_moves_node_to_inspect_wait(svc: BaremetalService,
@@ -254,10 +432,12 @@ async def test_discoverd_down_at_every_start_fails_inspection_naming_it(
 
 
 async def check(svc: BaremetalService) -> int:
-    """One pass of the conductor's discoverd status poll."""
+    """One pass of the conductor's discoverd status poll, and the work it spawned."""
     (name, _period, poll), = svc.conductor.inspection.poll_tasks()
     assert name == "discoverd-status"
-    return await poll()
+    moved = await poll()
+    await svc.conductor.workers.drain(timeout=5)
+    return moved
 
 
 async def test_poll_moves_finished_node_to_manageable(svc: BaremetalService,
@@ -427,9 +607,11 @@ async def test_conductor_timeout_aborts_in_discoverd(svc: BaremetalService,
         await dbapi.update_node(conn, (await node(svc, uuid))["id"], {
             "provision_updated_at": dbapi.utcnow() - dt.timedelta(days=1)})
     assert await svc.periodic.check_timeouts() == 1
+    await svc.conductor.workers.drain(timeout=5)
     assert ("abort", uuid) in client.calls
     row = await node(svc, uuid)
-    assert row["provision_state"] == states.INSPECTFAIL
+    assert (row["provision_state"], row["power_state"], row["reservation"]) == (
+        states.INSPECTFAIL, states.POWER_OFF, None)
     assert "Timeout reached while inspecting" in row["last_error"]
 
 
@@ -464,3 +646,30 @@ async def test_a_start_cut_short_by_a_dead_conductor_is_made_again(
     assert await check(svc) == 1
     assert client.calls == [("introspect", uuid)]
     assert (await node(svc, uuid))["provision_state"] == states.INSPECTWAIT
+
+
+async def test_a_start_made_again_whose_conductor_died_before_the_boot_is_made_again(
+        svc: BaremetalService, client: FakeClient) -> None:
+    """A start made again (from `inspect wait`) is marked until the node is booted: the
+    conductor dying in between leaves the node to be started once more, not waiting for a
+    ramdisk that never boots."""
+    client.fail_with = real_client.ServiceUnavailable("cannot reach discoverd")
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.fail_with = None
+    started = []
+
+    async def dies(u: str, manage_boot: bool | None = None) -> None:
+        started.append(u)
+        async with svc.db.begin() as conn:  # the conductor is declared dead meanwhile
+            await dbapi.update_node(conn, (await node(svc, u))["id"],
+                                    {"reservation": "gone:1"})
+        raise asyncio.CancelledError  # and never gets further
+
+    client.introspect = dies  # type: ignore[method-assign]
+    await past_grace(svc, uuid)
+    await check(svc)
+    row = await node(svc, uuid)
+    assert started == [uuid]
+    assert row["driver_internal_info"]["discoverd_start_lost"].startswith(
+        "the conductor stopped before the node was booted")
