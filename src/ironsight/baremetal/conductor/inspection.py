@@ -55,6 +55,9 @@ RELOCK_INTERVAL = 0.1
 # it begins and clears it once the node is booted: a poll finding the node unlocked with it
 # (its conductor died meanwhile) makes the start again. (A first start stays `inspecting`
 # until then, which the recovery of a dead conductor's locks treats the same way.)
+# What the history says of the boot, and of the power off at the end.
+BOOTED = "boot device set to pxe and rebooted into the inspection ramdisk: power on"
+POWERED_OFF = "power off"
 BOOT_INTERRUPTED = ("the conductor stopped before the node was booted into the inspection "
                     "ramdisk")
 
@@ -134,8 +137,7 @@ class Inspection:
             await task.transition("fail", last_error=error, release=True,
                                   **{"driver_internal_info": internal, **values})
             return
-        await self._waiting(task, "booted into the inspection ramdisk (boot device pxe, "
-                            "rebooted)", power_state=states.POWER_ON,
+        await self._waiting(task, BOOTED, power_state=states.POWER_ON,
                             driver_internal_info=internal)
         LOG.info("Node %s: inspection started (%s), node rebooted into the ramdisk",
                  task.uuid, iface.name)
@@ -171,14 +173,17 @@ class Inspection:
         else:
             LOG.info("Node %s: inspection started (%s)", node.uuid, iface.name)
 
-    async def _apply(self, task: NodeTask, outcome: InspectOutcome, **values: Any) -> None:
+    async def _apply(self, task: NodeTask, outcome: InspectOutcome, *,
+                     detail: str | None = None, **values: Any) -> None:
         if outcome.state in (InspectOutcome.FAILED, InspectOutcome.LOST):
-            await task.transition("fail", last_error=outcome.error, release=True, **values)
+            await task.transition("fail", last_error=outcome.error, release=True,
+                                  detail=detail, **values)
         elif outcome.state == InspectOutcome.WAITING:
-            await task.transition("wait", target=states.MANAGEABLE, release=True, **values)
+            await task.transition("wait", target=states.MANAGEABLE, release=True,
+                                  detail=detail, **values)
         else:
             await task.transition("done", inspection_finished_at=dbapi.utcnow(), release=True,
-                                  **values)
+                                  detail=detail, **values)
 
     # --- powering off, when the conductor boots the node ---------------------------------
 
@@ -204,7 +209,7 @@ class Inspection:
         does)."""
         error = await self._power_off(task)
         if error is None:
-            await self._apply(task, outcome, power_state=states.POWER_OFF)
+            await self._apply(task, outcome, detail=POWERED_OFF, power_state=states.POWER_OFF)
             return
         LOG.error("Node %s: %s", task.uuid, error)
         if outcome.state == InspectOutcome.FAILED:
@@ -215,8 +220,8 @@ class Inspection:
         """After an abort or a timeout moved the node on (a worker's, under the lock)."""
         error = await self._power_off(task)
         if error is None:
-            await task.save("Powered off after the inspection ended", event_type="power",
-                            release=True, power_state=states.POWER_OFF)
+            await task.save("Power state is now power off (the inspection ended)",
+                            event_type="power", release=True, power_state=states.POWER_OFF)
             return
         LOG.error("Node %s: %s", task.uuid, error)
         last = task.node.get("last_error")

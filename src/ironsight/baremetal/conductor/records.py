@@ -7,6 +7,7 @@ HTTP into these calls and documents back; it opens no transaction itself.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -20,11 +21,24 @@ from ironsight.baremetal.drivers.loader import DriverSet
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Database
-from ironsight.common.exceptions import Invalid, InvalidParameterValue, LockLost, NotFound
+from ironsight.common.exceptions import (
+    Conflict,
+    Invalid,
+    InvalidParameterValue,
+    NodeLocked,
+    NotFound,
+)
 
 Row = dict[str, Any]
 # The new field values of a node or port, computed from its current row (a JSON patch).
 Change = Callable[[Row], Row]
+
+# A port update without the node's lock is tried this many times in all (each a read and a
+# conditional write), waiting LOCK_INTERVAL s between LOCK_ATTEMPTS sights of a locked node
+# before it is refused, as `TaskManager.locked` waits.
+PORT_WRITE_ATTEMPTS = 10
+LOCK_ATTEMPTS = 3
+LOCK_INTERVAL = 0.2
 
 # States in which a node may be deleted (no action of ours is under way).
 DELETABLE = (states.ENROLL, states.MANAGEABLE, states.AVAILABLE, states.INSPECTFAIL)
@@ -165,22 +179,36 @@ class Records:
         return row
 
     async def update_port(self, ident: str, change: Change) -> Row:
-        """Apply `change` to the port under its node's lock (moving it to another node
-        included)."""
-        row = await self.get_port(ident)
+        """Apply `change` to the port. On the same node: one conditional write, made while
+        the node is unlocked and the port unchanged since read (a lock taken and given back
+        around it would cost two more writes); a locked node is waited for as `locked`
+        waits, then refused (409). Moving it to another node: under the node's lock."""
+        locked_seen = 0
+        for _ in range(PORT_WRITE_ATTEMPTS):
+            row = await self.get_port(ident)
+            new = change(row)
+            if new["node_uuid"] != row["node_uuid"]:
+                return await self._move_port(row, change)
+            changes = {k: v for k, v in new.items() if v != row.get(k)}
+            if not changes:
+                return row
+            changes["updated_at"] = utcnow()
+            async with self.db.single() as conn:
+                if await dbapi.update_port_if_unlocked(conn, row, changes):
+                    return {**row, **changes}
+            node = await self.get_node(row["node_uuid"])
+            if node["reservation"] is None:
+                continue  # the port changed since it was read: apply the change to the new one
+            locked_seen += 1
+            if locked_seen >= LOCK_ATTEMPTS:
+                self.tasks.conflicts += 1
+                raise NodeLocked(node["uuid"], node["reservation"])
+            await asyncio.sleep(LOCK_INTERVAL)
+        raise Conflict(f"Port {ident} kept changing while it was updated; please retry.")
+
+    async def _move_port(self, row: Row, change: Change) -> Row:
         async with self.tasks.locked(row["node_uuid"]) as task:
             new = change(row)
-            if new["node_uuid"] == row["node_uuid"]:
-                changes = {k: v for k, v in new.items() if v != row.get(k)}
-                if not changes:
-                    return row
-                changes["updated_at"] = utcnow()
-                async with self.db.single() as conn:
-                    if not await dbapi.update_locked_port(conn, row["id"], changes,
-                                                          task.node["id"], task.owner,
-                                                          task.epoch):
-                        raise LockLost(task.uuid, task.owner)
-                return {**row, **changes}
             async with self.db.begin() as conn:
                 await task.fence(conn)
                 if new["node_uuid"] != row["node_uuid"]:

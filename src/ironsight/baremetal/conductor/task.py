@@ -100,7 +100,7 @@ class NodeTask:
         severity = "ERROR" if last_error else "INFO"
         text = f"Provision state changed from {source} to {new} ({event})"
         if last_error or detail:
-            text += f": {last_error or detail}"
+            text += ": " + "; ".join(t for t in (last_error, detail) if t)
         await self.save(text, severity=severity, provision_state=new, release=release,
                         target_provision_state=target, last_error=last_error, **values)
         LOG.info("Node %s: %s", self.uuid, text)

@@ -131,31 +131,23 @@ _FENCE = (update(nodes).where(nodes.c.id == bindparam("_row_id"), *_HELD)
           .values(lock_epoch=nodes.c.lock_epoch))
 
 
-# A row of another table written under its node's lock: the node row is share-locked by the
-# check, so a take-over (an UPDATE of it) waits for the write, or, done first, fails it.
-_NODE_HELD = exists(select(nodes.c.id).where(nodes.c.id == bindparam("_node_id"), *_HELD)
-                    .with_for_update(read=True))
-
-
 @functools.lru_cache(maxsize=256)
 def _update_statement(table: Any, keys: tuple[str, ...], fenced: bool = False) -> Any:
     stmt = update(table).where(table.c.id == bindparam("_row_id"))
     if fenced:
-        stmt = stmt.where(*_HELD) if table is nodes else stmt.where(_NODE_HELD)
+        stmt = stmt.where(*_HELD)
     return stmt.values({key: bindparam(f"_v_{key}") for key in keys})
 
 
 async def _update(conn: Conn, table: Any, row_id: int, values: Row, what: str,
-                  held: tuple[str, int] | None = None, node_id: int | None = None) -> bool:
+                  held: tuple[str, int] | None = None) -> bool:
     """Update one row by id with a statement built once per set of columns; with `held`
-    (owner, epoch), only while that lock (of node `node_id`, for a row of another table) is
-    held. Whether a row was written."""
+    (owner, epoch), a node only while that lock is held. Whether a row was written."""
     values = {"updated_at": utcnow(), **values}
     params = {f"_v_{key}": value for key, value in values.items()}
     params["_row_id"] = row_id
     if held is not None:
         params["_owner"], params["_epoch"] = held
-        params["_node_id"] = node_id
     try:
         result = await conn.execute(
             _update_statement(table, tuple(sorted(values)), held is not None), params)
@@ -332,11 +324,34 @@ async def update_port(conn: Conn, port_id: int, values: Row) -> None:
     await _update(conn, ports, port_id, values, "port")
 
 
-async def update_locked_port(conn: Conn, port_id: int, values: Row, node_id: int, owner: str,
-                             epoch: int) -> bool:
-    """Update a port of node `node_id` in one statement, only while `owner` holds the node's
-    lock of `epoch`. Whether it was written."""
-    return await _update(conn, ports, port_id, values, "port", (owner, epoch), node_id)
+# A port written while its node is unlocked and the port is as it was read: the node row is
+# share-locked by the check, so a lock taken meanwhile waits for the write, or, taken first,
+# fails it; a concurrent change of the port fails it too (the writer reads it again).
+_NODE_FREE = exists(select(nodes.c.id).where(nodes.c.id == bindparam("_node_id"),
+                                             nodes.c.reservation.is_(None))
+                    .with_for_update(read=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _unlocked_port_update(keys: tuple[str, ...]) -> Any:
+    return (update(ports)
+            .where(ports.c.id == bindparam("_row_id"),
+                   ports.c.updated_at.is_not_distinct_from(bindparam("_seen")), _NODE_FREE)
+            .values({key: bindparam(f"_v_{key}") for key in keys}))
+
+
+async def update_port_if_unlocked(conn: Conn, port: Row, values: Row) -> bool:
+    """Update `port` (a row as read) in one statement without taking its node's lock: only
+    while nobody holds that lock and the port is unchanged since it was read (what the lock
+    would have ensured). Whether it was written."""
+    values = {"updated_at": utcnow(), **values}
+    params = {f"_v_{key}": value for key, value in values.items()}
+    params.update(_row_id=port["id"], _node_id=port["node_id"], _seen=port["updated_at"])
+    try:
+        result = await conn.execute(_unlocked_port_update(tuple(sorted(values))), params)
+    except IntegrityError as exc:
+        raise _duplicate(exc, "port", values) from None
+    return bool(result.rowcount)
 
 
 async def ports_of_node(conn: Conn, ident: str, limit: int) -> list[Row] | None:

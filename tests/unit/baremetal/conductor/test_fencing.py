@@ -130,26 +130,36 @@ async def add_port(db: Database, uuid: str, mac: str) -> dict[str, Any]:
     return row
 
 
-async def test_a_port_write_under_the_lock_lands(db: Database, tasks: TaskManager) -> None:
-    uuid = await make_node(db)
-    port = await add_port(db, uuid, "52:54:00:00:00:01")
-    task = await tasks.acquire(uuid)
-    async with db.single() as conn:
-        assert await dbapi.update_locked_port(conn, port["id"], {"pxe_enabled": False},
-                                              task.node["id"], task.owner, task.epoch)
+async def read_port(db: Database, port: dict[str, Any]) -> dict[str, Any]:
     async with db.read() as conn:
-        assert (await dbapi.get_port(conn, port["uuid"]))["pxe_enabled"] is False
+        return await dbapi.get_port(conn, port["uuid"])
 
 
-async def test_a_port_write_after_the_lock_was_taken_over_is_refused_and_changes_nothing(
-        db: Database, tasks: TaskManager, other: TaskManager) -> None:
-    uuid = await make_node(db)
-    port = await add_port(db, uuid, "52:54:00:00:00:02")
-    stale = await tasks.acquire(uuid)
-    await declared_dead(db, stale)
-    await other.acquire(uuid)
+async def write_port(db: Database, port: dict[str, Any], **values: Any) -> bool:
     async with db.single() as conn:
-        assert not await dbapi.update_locked_port(conn, port["id"], {"pxe_enabled": False},
-                                                  stale.node["id"], stale.owner, stale.epoch)
-    async with db.read() as conn:
-        assert (await dbapi.get_port(conn, port["uuid"]))["pxe_enabled"] is True
+        return await dbapi.update_port_if_unlocked(conn, port, values)
+
+
+async def test_a_port_write_while_its_node_is_unlocked_lands(db: Database) -> None:
+    uuid = await make_node(db)
+    port = await read_port(db, await add_port(db, uuid, "52:54:00:00:00:01"))
+    assert await write_port(db, port, pxe_enabled=False)
+    assert (await read_port(db, port))["pxe_enabled"] is False
+
+
+async def test_a_port_write_while_its_node_is_locked_is_refused_and_changes_nothing(
+        db: Database, tasks: TaskManager) -> None:
+    uuid = await make_node(db)
+    port = await read_port(db, await add_port(db, uuid, "52:54:00:00:00:02"))
+    await tasks.acquire(uuid)
+    assert not await write_port(db, port, pxe_enabled=False)
+    assert (await read_port(db, port))["pxe_enabled"] is True
+
+
+async def test_a_port_write_after_the_port_changed_is_refused_and_changes_nothing(
+        db: Database) -> None:
+    uuid = await make_node(db)
+    port = await read_port(db, await add_port(db, uuid, "52:54:00:00:00:03"))
+    assert await write_port(db, port, extra={"a": 1})
+    assert not await write_port(db, port, pxe_enabled=False)  # `port` is as read before
+    assert (await read_port(db, port))["pxe_enabled"] is True

@@ -218,7 +218,7 @@ async def test_without_managed_boot_the_conductor_leaves_power_to_discoverd(
     assert uuid not in boot_devices(kilo_svc)
     row = await node(kilo_svc, uuid)
     assert (row["provision_state"], row["power_state"]) == (states.MANAGEABLE, states.POWER_OFF)
-    assert "booted into the inspection ramdisk" not in " ".join(
+    assert "rebooted into the inspection ramdisk" not in " ".join(
         e["event"] for e in await history(kilo_svc, uuid))
 
 
@@ -262,8 +262,8 @@ async def test_with_managed_boot_the_node_is_set_to_pxe_and_rebooted_after_the_s
     assert fake_power(svc).power_states[uuid] == states.POWER_ON
     row = await node(svc, uuid)
     assert (row["provision_state"], row["power_state"]) == (states.INSPECTWAIT, states.POWER_ON)
-    assert ("Provision state changed from inspecting to inspect wait (wait): booted into "
-            "the inspection ramdisk (boot device pxe, rebooted)") in [
+    assert ("Provision state changed from inspecting to inspect wait (wait): boot device set "
+            "to pxe and rebooted into the inspection ramdisk: power on") in [
         e["event"] for e in await history(svc, uuid)]
 
 
