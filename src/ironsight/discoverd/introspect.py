@@ -107,11 +107,16 @@ class Introspector:
         if not macs and not bmcs:
             raise Invalid(f"No lookup attributes were found for node {uuid}: create its ports "
                           "(MAC addresses) or give it a BMC address that is not loopback")
-        self.workers.check_free()
+        if manage_boot:
+            self.workers.check_free()  # the boot runs in a worker
         await self.cache.start(uuid, manage_boot=manage_boot, macs=macs, bmc_addresses=bmcs)
         LOG.info("Node %s: introspection started (MACs %s, BMC %s)", uuid, macs, bmcs)
         await self.notify()
-        self.spawn(uuid, lambda: self.boot(uuid, manage_boot), "start")
+        if manage_boot:
+            self.spawn(uuid, lambda: self.boot(uuid, manage_boot), "start")
+        else:
+            LOG.info("Node %s: waiting for the ramdisk's callback (its boot is the caller's)",
+                     uuid)
         return uuid
 
     async def boot(self, uuid: str, manage_boot: bool) -> None:

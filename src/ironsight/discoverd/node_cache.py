@@ -223,9 +223,11 @@ class NodeCache:
     async def start(self, uuid: str, *, manage_boot: bool, macs: Iterable[str],
                     bmc_addresses: Iterable[str]) -> Introspection:
         """Record a new introspection (or restart a finished one) with its lookup attributes,
-        in one transaction; refuse while another step of it is running."""
+        in one transaction; refuse while another step of it is running. It is `starting`
+        while discoverd boots the node, else (`manage_boot` false) `waiting` at once."""
         now = utcnow()
-        values = {"state": states.STARTING, "started_at": now, "finished_at": None,
+        state = states.STARTING if manage_boot else states.WAITING
+        values = {"state": state, "started_at": now, "finished_at": None,
                   "error": None, "manage_boot": manage_boot, "owner": self.owner,
                   "updated_at": now}
         attrs = [{"name": MAC, "value": m, "uuid": uuid} for m in sorted(set(macs))]
@@ -246,7 +248,7 @@ class NodeCache:
                     await conn.execute(_INSERT_ATTRIBUTES, attrs)
         except IntegrityError:
             raise Conflict(await self._attribute_conflict(uuid, attrs)) from None
-        return Introspection(uuid, states.STARTING, now, None, None, manage_boot, self.owner)
+        return Introspection(uuid, state, now, None, None, manage_boot, self.owner)
 
     async def _attribute_conflict(self, uuid: str, attrs: list[dict[str, str]]) -> str:
         conds = [and_(attributes.c.name == a["name"], attributes.c.value == a["value"])

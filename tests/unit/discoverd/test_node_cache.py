@@ -50,11 +50,18 @@ async def test_unknown_introspection_is_not_found_naming_the_node(cache: NodeCac
 async def test_start_records_a_starting_introspection_owned_by_this_process(
         cache: NodeCache) -> None:
     before = utcnow()
-    await start(cache, manage_boot=False)
+    await start(cache, manage_boot=True)
     intro = await cache.get(UUID1)
-    assert (intro.state, intro.manage_boot, intro.owner) == (states.STARTING, False, cache.owner)
+    assert (intro.state, intro.manage_boot, intro.owner) == (states.STARTING, True, cache.owner)
     assert intro.started_at >= before
     assert (intro.finished_at, intro.error, intro.finished) == (None, None, False)
+
+
+async def test_start_without_managed_boot_waits_at_once(cache: NodeCache) -> None:
+    """The caller boots the node: there is nothing for discoverd to do before the report."""
+    await start(cache, manage_boot=False)
+    intro = await cache.get(UUID1)
+    assert (intro.state, intro.manage_boot) == (states.WAITING, False)
 
 
 async def test_start_returns_what_it_recorded(cache: NodeCache) -> None:

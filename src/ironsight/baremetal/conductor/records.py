@@ -8,7 +8,7 @@ HTTP into these calls and documents back; it opens no transaction itself.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from sqlalchemy import func, select
@@ -33,10 +33,10 @@ Row = dict[str, Any]
 # The new field values of a node or port, computed from its current row (a JSON patch).
 Change = Callable[[Row], Row]
 
-# A port update without the node's lock is tried this many times in all (each a read and a
-# conditional write), waiting LOCK_INTERVAL s between LOCK_ATTEMPTS sights of a locked node
-# before it is refused, as `TaskManager.locked` waits.
-PORT_WRITE_ATTEMPTS = 10
+# A node or port update without the node's lock is tried this many times in all (each a read
+# and a conditional write), waiting LOCK_INTERVAL s between LOCK_ATTEMPTS sights of a locked
+# node before it is refused, as `TaskManager.locked` waits.
+WRITE_ATTEMPTS = 10
 LOCK_ATTEMPTS = 3
 LOCK_INTERVAL = 0.2
 
@@ -75,10 +75,14 @@ class Records:
             return await dbapi.create_node(conn, values, event)
 
     async def update_node(self, ident: str, change: Change) -> Row:
-        """Apply `change` to the locked node; a new hardware type brings its own interfaces
-        (unless the change sets them too) and must be one this conductor runs."""
-        async with self.tasks.locked(ident) as task:
-            row = task.node
+        """Apply `change` to the node; a new hardware type brings its own interfaces (unless
+        the change sets them too) and must be one this conductor runs. One conditional write
+        and its history row, without the lock (see `_unlocked`)."""
+
+        async def attempt() -> Row | str | None:
+            row = await self.get_node(ident)
+            if row["reservation"] is not None:
+                return str(row["uuid"])
             new = change(row)
             if new["driver"] != row["driver"]:
                 for key in INTERFACE_FIELDS:
@@ -86,10 +90,42 @@ class Records:
                         new[key] = None
                 self.check_driver(new["driver"], new)
             changes = {k: v for k, v in new.items() if v != row[k]}
-            if changes:
-                await task.save("Node updated: " + ", ".join(sorted(changes)),
-                                event_type="update", release=True, **changes)
-            return dict(task.node)
+            if not changes:
+                return row
+            changes["updated_at"] = utcnow()
+            event = dbapi.history_row(row["id"], "Node updated: " + ", ".join(
+                sorted(k for k in changes if k != "updated_at")), event_type="update",
+                conductor=self.tasks.owner)
+            async with self.db.single() as conn:
+                if not await dbapi.update_locked_node(conn, row["id"], None, row["lock_epoch"],
+                                                      changes, event):
+                    return str(row["uuid"])
+            return {**row, **changes, "lock_epoch": row["lock_epoch"] + 1}
+
+        return await self._unlocked(attempt, f"Node {ident}")
+
+    async def _unlocked(self, attempt: Callable[[], Awaitable[Row | str | None]],
+                        what: str) -> Row:
+        """A change of a node (or of one of its ports) made without taking the node's lock:
+        `attempt` reads, computes and writes conditionally (only while the node is unlocked
+        and unchanged since read: what the lock would have ensured, for two writes fewer),
+        and returns the row written, or the UUID of the node when the write was refused.
+        A node seen locked is waited for as `TaskManager.locked` waits, then refused (409);
+        one changed meanwhile gets the change applied to its new self."""
+        locked_seen = 0
+        for _ in range(WRITE_ATTEMPTS):
+            done = await attempt()
+            if isinstance(done, dict):
+                return done
+            node = await self.get_node(str(done))
+            if node["reservation"] is None:
+                continue  # changed since it was read: again, on what it is now
+            locked_seen += 1
+            if locked_seen >= LOCK_ATTEMPTS:
+                self.tasks.conflicts += 1
+                raise NodeLocked(node["uuid"], node["reservation"])
+            await asyncio.sleep(LOCK_INTERVAL)
+        raise Conflict(f"{what} kept changing while it was updated; please retry.")
 
     async def delete_node(self, ident: str) -> None:
         async with self.tasks.locked(ident) as task:
@@ -179,12 +215,9 @@ class Records:
         return row
 
     async def update_port(self, ident: str, change: Change) -> Row:
-        """Apply `change` to the port. On the same node: one conditional write, made while
-        the node is unlocked and the port unchanged since read (a lock taken and given back
-        around it would cost two more writes); a locked node is waited for as `locked`
-        waits, then refused (409). Moving it to another node: under the node's lock."""
-        locked_seen = 0
-        for _ in range(PORT_WRITE_ATTEMPTS):
+        """Apply `change` to the port. On the same node: one conditional write, without the
+        lock (see `_unlocked`). Moving it to another node: under the node's lock."""
+        async def attempt() -> Row | str | None:
             row = await self.get_port(ident)
             new = change(row)
             if new["node_uuid"] != row["node_uuid"]:
@@ -196,15 +229,9 @@ class Records:
             async with self.db.single() as conn:
                 if await dbapi.update_port_if_unlocked(conn, row, changes):
                     return {**row, **changes}
-            node = await self.get_node(row["node_uuid"])
-            if node["reservation"] is None:
-                continue  # the port changed since it was read: apply the change to the new one
-            locked_seen += 1
-            if locked_seen >= LOCK_ATTEMPTS:
-                self.tasks.conflicts += 1
-                raise NodeLocked(node["uuid"], node["reservation"])
-            await asyncio.sleep(LOCK_INTERVAL)
-        raise Conflict(f"Port {ident} kept changing while it was updated; please retry.")
+            return str(row["node_uuid"])
+
+        return await self._unlocked(attempt, f"Port {ident}")
 
     async def _move_port(self, row: Row, change: Change) -> Row:
         async with self.tasks.locked(row["node_uuid"]) as task:

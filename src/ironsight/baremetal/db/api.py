@@ -123,6 +123,9 @@ _RESERVE = {key: update(nodes).where(nodes.c[key] == bindparam("ident"),
             .returning(*nodes.c)
             for key in ("uuid", "name")}
 _HELD = (nodes.c.reservation == bindparam("_owner"), nodes.c.lock_epoch == bindparam("_epoch"))
+# A node written without its lock: nobody holds it, and nobody took it or wrote it so since it
+# was read at `_epoch` (such a write raises the epoch too, as a lock does).
+_FREE = (nodes.c.reservation.is_(None), nodes.c.lock_epoch == bindparam("_epoch"))
 _RELEASE = (update(nodes).where(nodes.c.id == bindparam("_row_id"), *_HELD)
             .values(reservation=None))
 # A write to the node's ports or history under its lock first checks, in the same
@@ -132,17 +135,19 @@ _FENCE = (update(nodes).where(nodes.c.id == bindparam("_row_id"), *_HELD)
 
 
 @functools.lru_cache(maxsize=256)
-def _update_statement(table: Any, keys: tuple[str, ...], fenced: bool = False) -> Any:
+def _update_statement(table: Any, keys: tuple[str, ...], fenced: bool = False,
+                      free: bool = False) -> Any:
     stmt = update(table).where(table.c.id == bindparam("_row_id"))
     if fenced:
-        stmt = stmt.where(*_HELD)
+        stmt = stmt.where(*(_FREE if free else _HELD))
     return stmt.values({key: bindparam(f"_v_{key}") for key in keys})
 
 
 async def _update(conn: Conn, table: Any, row_id: int, values: Row, what: str,
-                  held: tuple[str, int] | None = None) -> bool:
+                  held: tuple[str | None, int] | None = None) -> bool:
     """Update one row by id with a statement built once per set of columns; with `held`
-    (owner, epoch), a node only while that lock is held. Whether a row was written."""
+    (owner, epoch), a node only while that lock is held (owner None: while it is free at
+    that epoch). Whether a row was written."""
     values = {"updated_at": utcnow(), **values}
     params = {f"_v_{key}": value for key, value in values.items()}
     params["_row_id"] = row_id
@@ -150,7 +155,8 @@ async def _update(conn: Conn, table: Any, row_id: int, values: Row, what: str,
         params["_owner"], params["_epoch"] = held
     try:
         result = await conn.execute(
-            _update_statement(table, tuple(sorted(values)), held is not None), params)
+            _update_statement(table, tuple(sorted(values)), held is not None,
+                              held is not None and held[0] is None), params)
     except IntegrityError as exc:
         raise _duplicate(exc, what, values) from None
     return bool(result.rowcount)
@@ -212,10 +218,14 @@ async def update_node(conn: Conn, node_id: int, values: Row) -> None:
     await _update(conn, nodes, node_id, values, "node")
 
 
-async def update_locked_node(conn: Conn, node_id: int, owner: str, epoch: int,
+async def update_locked_node(conn: Conn, node_id: int, owner: str | None, epoch: int,
                              values: Row, event: Row | None = None) -> bool:
     """Update the node only while `owner` holds its lock of `epoch`, and with `event` (a
-    history_row) add its history row; False (nothing written) when the lock is not held."""
+    history_row) add its history row; False (nothing written) when the lock is not held.
+    `owner` None: a write without the lock, only while the node is unlocked and still at
+    `epoch` (which it raises, as taking the lock would)."""
+    if owner is None:
+        values = {**values, "lock_epoch": epoch + 1}
     if event is None or not one_statement(conn):
         if not await _update(conn, nodes, node_id, values, "node", (owner, epoch)):
             return False
@@ -223,8 +233,8 @@ async def update_locked_node(conn: Conn, node_id: int, owner: str, epoch: int,
             await _add_history_row(conn, {**event, "node_id": node_id})
         return True
     values = {"updated_at": utcnow(), **values}
-    return await _combined(conn, combined.update_locked_node(tuple(sorted(values))), values,
-                           event, "node", _row_id=node_id, _owner=owner,
+    stmt = combined.update_locked_node(tuple(sorted(values)), free=owner is None)
+    return await _combined(conn, stmt, values, event, "node", _row_id=node_id, _owner=owner,
                            _epoch=epoch) is not None
 
 

@@ -39,12 +39,13 @@ def _with_history(cte: Any, node_id: Any, *returning: Any) -> Any:
 
 
 @functools.lru_cache(maxsize=256)
-def update_locked_node(keys: tuple[str, ...]) -> Any:
-    """UPDATE the node `_row_id` only while `_owner` holds its lock of `_epoch`, and add its
-    history row."""
+def update_locked_node(keys: tuple[str, ...], free: bool = False) -> Any:
+    """UPDATE the node `_row_id` only while `_owner` holds its lock of `_epoch` (`free`: only
+    while nobody holds it and it is still at `_epoch`), and add its history row."""
+    held = (nodes.c.reservation.is_(None) if free
+            else nodes.c.reservation == bindparam("_owner"))
     changed = (update(nodes)
-               .where(nodes.c.id == bindparam("_row_id"),
-                      nodes.c.reservation == bindparam("_owner"),
+               .where(nodes.c.id == bindparam("_row_id"), held,
                       nodes.c.lock_epoch == bindparam("_epoch"))
                .values({key: bindparam(f"_v_{key}") for key in keys})
                .returning(nodes.c.id).cte("changed"))

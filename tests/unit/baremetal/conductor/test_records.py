@@ -16,7 +16,7 @@ from ironsight.baremetal.drivers.loader import DriverSet
 from ironsight.common.db import Database
 from ironsight.common.exceptions import NodeLocked
 
-from .helpers import make_node
+from .helpers import history, make_node, node
 
 
 @pytest.fixture
@@ -107,3 +107,44 @@ async def test_a_port_changed_since_read_gets_the_change_applied_to_its_new_self
     await records.update_port(port, change)
     after = await original(port)
     assert (after["pxe_enabled"], after["extra"]) == (False, {"by": "x"})
+
+
+def set_extra(value: Any) -> Any:
+    return lambda row: {**row, "extra": value}
+
+
+async def test_a_node_update_takes_no_lock_and_raises_the_lock_epoch(
+        db: Database, records: Records) -> None:
+    uuid = await make_node(db)
+    before = await records.get_node(uuid)
+    updated = await records.update_node(uuid, set_extra({"rack": "r1"}))
+    after = await records.get_node(uuid)
+    assert (after["extra"], after["reservation"]) == ({"rack": "r1"}, None)
+    assert after["lock_epoch"] == updated["lock_epoch"] == before["lock_epoch"] + 1
+
+
+async def test_a_node_update_records_its_history_row(db: Database, records: Records) -> None:
+    uuid = await make_node(db)
+    await records.update_node(uuid, set_extra({"rack": "r1"}))
+    assert "Node updated: extra" in [e["event"] for e in await history(db, uuid)]
+
+
+async def test_a_node_update_on_a_node_locked_throughout_is_refused_and_changes_nothing(
+        db: Database, records: Records, other: TaskManager) -> None:
+    uuid = await make_node(db)
+    await other.acquire(uuid)
+    with pytest.raises(NodeLocked):
+        await records.update_node(uuid, set_extra({"rack": "r1"}))
+    assert (await records.get_node(uuid))["extra"] in ({}, None)
+
+
+async def test_a_node_write_at_a_stale_epoch_is_refused(db: Database, tasks: TaskManager) -> None:
+    """Read, then someone took and gave back the lock: the unlocked write must not land."""
+    uuid = await make_node(db)
+    row = await node(db, uuid)
+    taken = await tasks.acquire(uuid)
+    await taken.release()
+    async with db.single() as conn:
+        assert not await dbapi.update_locked_node(conn, row["id"], None, row["lock_epoch"],
+                                                  {"extra": {"late": True}})
+    assert (await node(db, uuid))["extra"] in ({}, None)
