@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
+    ARRAY,
+    String,
     and_,
     bindparam,
     delete,
@@ -26,6 +28,7 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
+    true,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -102,6 +105,30 @@ _RESTART = update(introspections).where(introspections.c.uuid == bindparam("b_uu
                                        _allowed("start"))
 _INSERT_ATTRIBUTES = insert(attributes)
 _DELETE_DATA = delete(data).where(data.c.uuid == bindparam("uuid"))
+_START_COLUMNS = ("uuid", "state", "started_at", "finished_at", "error", "manage_boot", "owner",
+                  "updated_at")
+
+
+@functools.cache
+def _start_new_statement() -> Any:
+    """PostgreSQL: a first introspection of a node and its lookup attributes as one statement
+    (one round trip where the transaction of a restart takes seven); no row when the node
+    has an introspection already (a restart), nothing written then. A taken attribute fails
+    it whole (the unique key)."""
+    new = (pg_insert(introspections)
+           .values({key: bindparam(f"v_{key}", type_=introspections.c[key].type)
+                    for key in _START_COLUMNS})
+           .on_conflict_do_nothing(index_elements=[introspections.c.uuid])
+           .returning(introspections.c.uuid).cte("new"))
+    pairs = select(func.unnest(bindparam("names", type_=ARRAY(String))).label("name"),
+                   func.unnest(bindparam("values", type_=ARRAY(String))).label("value")
+                   ).subquery("pairs")
+    added = (insert(attributes)
+             .from_select(["name", "value", "uuid"],
+                          select(pairs.c.name, pairs.c.value, new.c.uuid)
+                          .select_from(new.join(pairs, true())))
+             .cte("added"))
+    return select(new.c.uuid).add_cte(added)
 
 
 def _replacing(new: Any) -> Any:
@@ -232,7 +259,15 @@ class NodeCache:
                   "updated_at": now}
         attrs = [{"name": MAC, "value": m, "uuid": uuid} for m in sorted(set(macs))]
         attrs += [{"name": BMC, "value": b, "uuid": uuid} for b in sorted(set(bmc_addresses))]
+        started = Introspection(uuid, state, now, None, None, manage_boot, self.owner)
         try:
+            if self.db.backend == "postgresql":
+                params = {f"v_{key}": value for key, value in {"uuid": uuid, **values}.items()}
+                params.update(names=[a["name"] for a in attrs],
+                              values=[a["value"] for a in attrs])
+                async with self.db.single() as conn:
+                    if (await conn.execute(_start_new_statement(), params)).first():
+                        return started
             async with self.db.begin() as conn:
                 current = (await conn.execute(_STATE, {"uuid": uuid})).first()
                 if current is None:
@@ -248,7 +283,7 @@ class NodeCache:
                     await conn.execute(_INSERT_ATTRIBUTES, attrs)
         except IntegrityError:
             raise Conflict(await self._attribute_conflict(uuid, attrs)) from None
-        return Introspection(uuid, state, now, None, None, manage_boot, self.owner)
+        return started
 
     async def _attribute_conflict(self, uuid: str, attrs: list[dict[str, str]]) -> str:
         conds = [and_(attributes.c.name == a["name"], attributes.c.value == a["value"])
