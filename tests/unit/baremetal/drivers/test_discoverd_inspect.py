@@ -154,11 +154,7 @@ async def kilo_svc(tmp_path: Path) -> AsyncIterator[BaremetalService]:
 
 @pytest.fixture
 def client(svc: BaremetalService) -> FakeClient:
-    fake = FakeClient()
-    inspect = svc.conductor.drivers["fake"].inspect
-    assert isinstance(inspect, DiscoverdInspect)
-    inspect._client = fake
-    return fake
+    return fake_client(svc)
 
 
 async def managed_node(svc: BaremetalService) -> str:
@@ -185,6 +181,7 @@ async def inspect(svc: BaremetalService, uuid: str) -> None:
 
 
 def fake_client(svc: BaremetalService) -> FakeClient:
+    """The service's DiscoverdInspect talks to a FakeClient from now on."""
     fake = FakeClient()
     inspect_iface = svc.conductor.drivers["fake"].inspect
     assert isinstance(inspect_iface, DiscoverdInspect)
@@ -194,7 +191,7 @@ def fake_client(svc: BaremetalService) -> FakeClient:
 
 async def test_without_managed_boot_the_lock_is_released_before_introspect(
         kilo_svc: BaremetalService) -> None:
-    fake_client(kilo_svc)
+    client = fake_client(kilo_svc)
     uuid = await managed_node(kilo_svc)
     seen: dict[str, Any] = {}
 
@@ -202,7 +199,7 @@ async def test_without_managed_boot_the_lock_is_released_before_introspect(
         seen.update(await node(kilo_svc, u))  # what discoverd sees when it acts on the node
         seen["manage_boot"] = manage_boot
 
-    kilo_svc.conductor.drivers["fake"].inspect._client.introspect = introspect  # type: ignore
+    client.introspect = introspect  # type: ignore[method-assign]
     await inspect(kilo_svc, uuid)
     assert (seen["reservation"], seen["provision_state"], seen["manage_boot"]) == (
         None, states.INSPECTWAIT, None)
