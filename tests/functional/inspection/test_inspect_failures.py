@@ -159,5 +159,6 @@ def test_inspect_failed_node_can_be_inspected_again(service, client, aborted):
     assert set(ports(client, uuid)) == set(spec.macs)
     assert di_status(service, uuid)["state"] == "finished"
     events = [e["event"] for e in history(client, uuid)]
-    assert events[-1] == "Provision state changed from inspect wait to manageable (done)"
+    assert events[-1] == ("Provision state changed from inspect wait to manageable (done): "
+                          "power off")
     assert "Provision state changed from inspect failed to inspecting (inspect)" in events
