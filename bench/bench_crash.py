@@ -11,6 +11,7 @@ processing, powering off, the status poll.
 
     .venv/bin/python bench/bench_crash.py --nodes 100 --kills 20            # kill -9
     .venv/bin/python bench/bench_crash.py --nodes 200 --kills 10 --restart  # SIGTERM, start
+    .venv/bin/python bench/bench_crash.py --nodes 100 --kills 20 --power-delay 1  # BMC-like
 
 At the end, every node must have left `inspecting` / `inspect wait` (none stuck): the script
 prints how many are `manageable` (with the properties of their report), how many
@@ -141,6 +142,10 @@ def main() -> None:
     parser.add_argument("--db-url", default=None,
                         help="a PostgreSQL server for both services (default SQLite)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--power-delay", type=float, default=0.0,
+                        help="seconds each power action of a node takes (driver_info "
+                             "fake_power_delay): real BMCs take seconds, and a conductor "
+                             "then holds the node's lock that long, for kills to land on")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="ironsight-crash-") as tmp:
@@ -157,7 +162,9 @@ def main() -> None:
 def run(svc: Services, bm: str, args: argparse.Namespace, rng: random.Random) -> None:
     uuids = []
     for i in range(args.nodes):
-        node = request("POST", f"{bm}/v1/nodes", {"driver": "fake", "name": f"c{i}"}, ok=(201,))
+        info = {"fake_power_delay": args.power_delay} if args.power_delay else {}
+        node = request("POST", f"{bm}/v1/nodes", {"driver": "fake", "name": f"c{i}",
+                                                  "driver_info": info}, ok=(201,))
         for nic in (0, 1):
             request("POST", f"{bm}/v1/ports", {"node_uuid": node["uuid"],
                                                "address": mac(i, nic)}, ok=(201,))

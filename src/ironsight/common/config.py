@@ -134,6 +134,10 @@ class DiscoverdSection:
         3, "Starts of one inspection in discoverd at most (the first included) when they are "
         "lost (discoverd unreachable, or no record of it); then the inspection fails.",
         minimum=1)
+    start_unreachable_timeout: float = opt(
+        10.0, "Seconds a start keeps trying a discoverd that cannot be reached (a restart, a "
+        "load balancer with no live replica behind it) before it counts as lost and waits "
+        "for start_grace_period.", minimum=0)
     manage_boot: bool = opt(
         True, "The conductor boots a node it hands to discoverd into the discovery ramdisk "
         "itself (boot device PXE, then reboot, under the node's lock, once discoverd has "

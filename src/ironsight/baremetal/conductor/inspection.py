@@ -115,6 +115,7 @@ class Inspection:
         outcome = await _start(iface, task.context)
         internal = dict(internal)
         internal.pop(iface.lost_start_key, None)
+        internal.pop(iface.interrupted_key, None)
         if outcome.state == InspectOutcome.FAILED:
             await task.transition("fail", last_error=outcome.error, release=True,
                                   driver_internal_info=internal)
@@ -250,16 +251,21 @@ class Inspection:
                 return False
             internal = dict(task.node.get("driver_internal_info") or {})
             starts = int(internal.get(iface.starts_key, 1))
-            if starts >= iface.start_attempts:
+            interrupted = bool(internal.pop(iface.interrupted_key, False))
+            if starts >= iface.start_attempts and not interrupted:
                 suffix = f" (after {starts} attempts)" if starts > 1 else ""
                 await task.transition("fail", last_error=why + suffix, release=True)
                 return True
-            internal[iface.starts_key] = starts + 1
+            if not interrupted:
+                starts += 1
+            internal[iface.starts_key] = starts
             internal.pop(iface.lost_start_key, None)
             if iface.conductor_boots:
                 internal[iface.lost_start_key] = BOOT_INTERRUPTED
-            await task.save(f"Inspection started again (attempt {starts + 1} of "
-                            f"{iface.start_attempts}): {why}", event_type="inspection",
+                internal[iface.interrupted_key] = True
+            what = (f"attempt {starts} of {iface.start_attempts} made again" if interrupted
+                    else f"attempt {starts} of {iface.start_attempts}")
+            await task.save(f"Inspection started again ({what}): {why}", event_type="inspection",
                             release=not iface.conductor_boots,
                             provision_updated_at=dbapi.utcnow(), driver_internal_info=internal)
             if iface.conductor_boots:
@@ -269,6 +275,20 @@ class Inspection:
             node = task.context
         await self._hand_over(iface, node)
         return True
+
+    async def _found_started(self, iface: InspectInterface, uuid: str) -> int:
+        """A start taken for lost that did get through (the service has the report): not
+        made again; the node waits for its end as any other."""
+        async with self.tasks.try_locked(uuid) as task:
+            if task is None or task.node["provision_state"] != states.INSPECTWAIT:
+                return 0
+            internal = dict(task.node.get("driver_internal_info") or {})
+            why = internal.pop(iface.lost_start_key, None)
+            internal.pop(iface.interrupted_key, None)
+            await task.save(f"Inspection start found in {iface.name} after all ({why})",
+                            event_type="inspection", release=True,
+                            driver_internal_info=internal)
+            return 1
 
     # --- aborting -------------------------------------------------------------------------
 
@@ -329,6 +349,7 @@ class Inspection:
         moved = 0
         due = dbapi.utcnow() - iface.start_grace
         waiting = []
+        lost_due: dict[str, str] = {}  # lost starts due to be made again, and why
         for uuid, since, started, internal in rows:
             if not self.share.mine(uuid):
                 continue  # another live replica's
@@ -336,17 +357,29 @@ class Inspection:
             if not lost:
                 waiting.append(WaitingNode(uuid, since, started))
             elif since is None or since <= due:
-                moved += await self._start_again(iface, uuid, str(lost))
+                # asked about too: the start may have got through after all (a conductor
+                # that died after the reboot), and the report be in already
+                lost_due[uuid] = str(lost)
+                waiting.append(WaitingNode(uuid, since, started, start_lost=True))
         try:
-            outcomes = await iface.poll(waiting) if waiting else {}
+            outcomes: dict[str, InspectOutcome] = await iface.poll(waiting) if waiting else {}
         except IronsightError as exc:
             LOG.warning("Cannot get introspection statuses from %s (%s); retrying in %g s",
                         iface.name, exc, iface.poll_period)
-            return moved
+            outcomes = {}  # the lost starts are made again all the same (and counted)
+        for uuid, why in lost_due.items():
+            found = outcomes.get(uuid)
+            if found is None or found.state == InspectOutcome.LOST:
+                outcomes.pop(uuid, None)  # no report of this inspection: start it again
+                moved += await self._start_again(iface, uuid, why)
         for uuid, outcome in outcomes.items():
             if outcome.state == InspectOutcome.LOST:
                 moved += await self._start_again(iface, uuid, outcome.error or "lost")
                 continue
+            if outcome.state == InspectOutcome.WAITING:
+                if uuid in lost_due:
+                    moved += await self._found_started(iface, uuid)
+                continue  # the service works on it: its end comes in a later pass
             async with self.tasks.try_locked(uuid) as task:
                 if task is None or task.node["provision_state"] != states.INSPECTWAIT:
                     continue  # next pass, or moved on already

@@ -128,7 +128,8 @@ class PeriodicTasks:
                 and iface.hands_off:
             # the start never reached the outside service: it is made again, not failed
             internal = {**(row["driver_internal_info"] or {}), iface.starts_key: 1,
-                        iface.lost_start_key: f"{msg} (starting the inspection)"}
+                        iface.lost_start_key: f"{msg} (starting the inspection)",
+                        iface.interrupted_key: True}
             values.update(provision_state=states.INSPECTWAIT, provision_updated_at=dbapi.utcnow(),
                           driver_internal_info=internal)
         elif new_state is not None:

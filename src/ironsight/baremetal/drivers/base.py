@@ -141,6 +141,9 @@ class WaitingNode:
     uuid: str
     waiting_since: dt.datetime | None  # when it entered `inspect wait`
     inspection_started_at: dt.datetime | None
+    # Its start was lost (or cut short by a dead conductor) and is due to be made again,
+    # unless the service has this inspection after all.
+    start_lost: bool = False
 
 
 class InspectInterface(BaseInterface):
@@ -180,9 +183,10 @@ class InspectInterface(BaseInterface):
         return True
 
     async def poll(self, waiting: Sequence[WaitingNode]) -> dict[str, InspectOutcome]:
-        """The outcome of each waiting node whose inspection ended (DONE or FAILED) or that
-        the service has no record of (LOST), by UUID; nodes still inspecting are left out.
-        Raising means "ask again next pass"."""
+        """The outcome of each waiting node whose inspection ended (DONE or FAILED), that
+        the service has no record of (LOST), or whose report the service has and is working
+        on (WAITING: the node did boot), by UUID; nodes still waiting for their ramdisk are
+        left out. Raising means "ask again next pass"."""
         return {}
 
     async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
@@ -198,6 +202,13 @@ class InspectInterface(BaseInterface):
     def starts_key(self) -> str:
         """The driver_internal_info key counting the starts of this inspection."""
         return f"{self.name}_starts"
+
+    @property
+    def interrupted_key(self) -> str:
+        """The driver_internal_info key marking a start cut short by its conductor's death:
+        made again without counting against `start_attempts` (the inspect wait timeout
+        still bounds it)."""
+        return f"{self.name}_start_interrupted"
 
     @property
     def lost_start_key(self) -> str:

@@ -26,6 +26,7 @@ the history.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import importlib
 import logging
@@ -48,6 +49,8 @@ LOG = logging.getLogger(__name__)
 CLIENT_MODULE = "ironsight.discoverd.client"
 MIN_CLIENT_VERSION = (1, 0, 0)
 BATCH = 100
+# discoverd has the ramdisk's report and works on it: the node did boot.
+REPORT_IN = ("processing", "reapplying")
 # No discoverd answered: unreachable (None), or a load balancer with none alive behind it.
 UNAVAILABLE = (None, 502, 503, 504)
 
@@ -98,6 +101,7 @@ class DiscoverdInspect(InspectInterface):
         # this long after the node entered `inspect wait` (our state change comes first)
         self.grace = self.start_grace = dt.timedelta(seconds=conf.discoverd.start_grace_period)
         self.start_attempts = conf.discoverd.start_attempts
+        self.unreachable_for = conf.discoverd.start_unreachable_timeout
         self.conductor_boots = self.enabled and conf.discoverd.manage_boot
         self.power_off = conf.discoverd.power_off
         self._client: Any = None
@@ -119,17 +123,27 @@ class DiscoverdInspect(InspectInterface):
             raise DiscoverdDisabled()
 
     async def start(self, node: NodeContext) -> InspectOutcome:
+        """A discoverd that cannot be reached is tried again, backing off, for
+        `start_unreachable_timeout` (a restart takes seconds) before the start is LOST."""
         self.validate(node)
-        try:
-            # None: discoverd's default (it boots the node itself)
-            await self.client().introspect(node.uuid,
-                                           manage_boot=False if self.conductor_boots else None)
-        except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
-            why = f"Failed to start inspection: {exc.message}"
-            if exc.status_code in UNAVAILABLE:
-                return InspectOutcome.lost(why)  # no discoverd answered: start again later
-            return InspectOutcome.failed(why)
-        return InspectOutcome.waiting()
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.unreachable_for
+        delay = 0.25
+        while True:
+            try:
+                # None: discoverd's default (it boots the node itself)
+                await self.client().introspect(
+                    node.uuid, manage_boot=False if self.conductor_boots else None)
+            except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
+                why = f"Failed to start inspection: {exc.message}"
+                if exc.status_code not in UNAVAILABLE:
+                    return InspectOutcome.failed(why)
+                if loop.time() + delay > give_up:
+                    return InspectOutcome.lost(why)  # no discoverd answered: again later
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            return InspectOutcome.waiting()
 
     async def abort(self, node: NodeContext) -> bool:
         """A finished or unknown introspection is not an error: nothing is left running."""
@@ -159,14 +173,17 @@ class DiscoverdInspect(InspectInterface):
         for node in waiting:
             status = statuses.get(node.uuid)
             young = node.waiting_since is not None and now - node.waiting_since <= self.grace
-            if status is None:
+            earlier = self._earlier(status, node) if status is not None else False
+            if status is None or (node.start_lost and earlier):
                 if not young and node.waiting_since is not None:
                     found[node.uuid] = InspectOutcome.lost(
                         "discoverd has no record of an introspection of this node")
-            elif status.get("finished") and not (young and self._earlier(status, node)):
+            elif status.get("finished") and not (young and earlier):
                 error = status.get("error")
                 found[node.uuid] = (InspectOutcome.failed(f"discoverd inspection failed: {error}")
                                     if error else InspectOutcome.done())
+            elif status.get("state") in REPORT_IN and not earlier:
+                found[node.uuid] = InspectOutcome.waiting()
         return found
 
     @staticmethod

@@ -131,6 +131,8 @@ def test_refusal_is_reported_by_the_loader(tmp_path: Path) -> None:
 
 
 async def service_with(tmp_path: Path, **discoverd: str) -> BaremetalService:
+    """A discoverd that cannot be reached is not tried again (unless a test says so)."""
+    discoverd = {"start_unreachable_timeout": "0", **discoverd}
     conf = conf_with(tmp_path, enabled="true", service_url=URL, **discoverd)
     upgrade_database(conf)
     return BaremetalService(conf)
@@ -641,8 +643,10 @@ async def test_a_start_cut_short_by_a_dead_conductor_is_made_again(
         states.INSPECTWAIT, None, None)
     await past_grace(svc, uuid)
     assert await check(svc) == 1
-    assert client.calls == [("introspect", uuid)]
-    assert (await node(svc, uuid))["provision_state"] == states.INSPECTWAIT
+    assert client.calls.count(("introspect", uuid)) == 1
+    row = await node(svc, uuid)
+    assert row["provision_state"] == states.INSPECTWAIT
+    assert row["driver_internal_info"]["discoverd_starts"] == 1  # not counted against it
 
 
 async def test_a_start_made_again_whose_conductor_died_before_the_boot_is_made_again(
@@ -670,3 +674,65 @@ async def test_a_start_made_again_whose_conductor_died_before_the_boot_is_made_a
     assert started == [uuid]
     assert row["driver_internal_info"]["discoverd_start_lost"].startswith(
         "the conductor stopped before the node was booted")
+
+
+async def lost_start(svc: BaremetalService, client: FakeClient) -> str:
+    """A node whose start discoverd did not answer: `inspect wait`, its start lost, past
+    the grace."""
+    client.fail_with = real_client.ServiceUnavailable("cannot reach discoverd")
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.fail_with = None
+    await past_grace(svc, uuid)
+    return uuid
+
+
+async def test_a_lost_start_whose_report_discoverd_has_is_not_made_again(
+        svc: BaremetalService, client: FakeClient) -> None:
+    """The start got through after all (its answer was lost, or the conductor died after
+    the reboot) and the ramdisk reported: starting again would only be refused."""
+    uuid = await lost_start(svc, client)
+    client.statuses[uuid] = {"uuid": uuid, "finished": False, "state": "processing",
+                             "error": None, "started_at": dbapi.utcnow().isoformat()}
+    assert await check(svc) == 1
+    row = await node(svc, uuid)
+    assert client.calls.count(("introspect", uuid)) == 1
+    assert (row["provision_state"], row["reservation"]) == (states.INSPECTWAIT, None)
+    assert "discoverd_start_lost" not in row["driver_internal_info"]
+    client.statuses[uuid] = {**client.statuses[uuid], "finished": True, "state": "finished"}
+    assert await check(svc) == 1
+    assert (await node(svc, uuid))["provision_state"] == states.MANAGEABLE
+
+
+async def test_a_lost_start_is_not_ended_by_the_previous_introspection(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await lost_start(svc, client)
+    client.statuses[uuid] = previous_introspection(uuid, dbapi.utcnow() - dt.timedelta(hours=1))
+    await check(svc)
+    row = await node(svc, uuid)
+    assert client.calls.count(("introspect", uuid)) == 2  # made again, not taken as done
+    assert row["provision_state"] == states.INSPECTWAIT
+
+
+async def test_a_start_rides_out_a_discoverd_restart(tmp_path: Path) -> None:
+    svc = await service_with(tmp_path, start_unreachable_timeout="5")
+    try:
+        client = fake_client(svc)
+        answers: list[Exception | None] = [
+            real_client.ServiceUnavailable("cannot reach discoverd"), None]
+        original = client.introspect
+
+        async def restarting(u: str, manage_boot: bool | None = None) -> None:
+            client.fail_with = answers.pop(0)
+            await original(u, manage_boot)
+
+        client.introspect = restarting  # type: ignore[method-assign]
+        uuid = await managed_node(svc)
+        await inspect(svc, uuid)
+        row = await node(svc, uuid)
+        assert client.calls.count(("introspect", uuid)) == 2
+        assert (row["provision_state"], row["power_state"]) == (states.INSPECTWAIT,
+                                                                states.POWER_ON)
+        assert "discoverd_start_lost" not in row["driver_internal_info"]
+    finally:
+        await svc.stop()
