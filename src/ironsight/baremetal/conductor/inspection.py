@@ -112,10 +112,17 @@ class Inspection:
         `inspecting` (a first start) or `inspect wait` (one made again): the service records
         the start (and opens its PXE side) first, then the node gets the boot device and is
         rebooted into the ramdisk; one write then moves it to `inspect wait`, unlocked."""
-        outcome = await _start(iface, task.context)
+        again = task.node["provision_state"] == states.INSPECTWAIT
+        outcome = await _start(iface, task.context, again=again)
         internal = dict(internal)
         internal.pop(iface.lost_start_key, None)
         internal.pop(iface.interrupted_key, None)
+        if outcome.state == InspectOutcome.RUNNING:
+            LOG.info("Node %s: the inspection was under way in %s already: %s", task.uuid,
+                     iface.name, outcome.error)
+            await self._waiting(task, f"Inspection found under way in {iface.name} "
+                                      f"({outcome.error})", driver_internal_info=internal)
+            return
         if outcome.state == InspectOutcome.FAILED:
             await task.transition("fail", last_error=outcome.error, release=True,
                                   driver_internal_info=internal)
@@ -154,9 +161,11 @@ class Inspection:
         await task.save(event and event[0].upper() + event[1:], event_type="inspection",
                         release=True, **values)
 
-    async def _hand_over(self, iface: InspectInterface, node: NodeContext) -> None:
-        """Start a hands-off inspection of a node in `inspect wait` whose lock is given up."""
-        outcome = await _start(iface, node)
+    async def _hand_over(self, iface: InspectInterface, node: NodeContext, *,
+                         again: bool = False) -> None:
+        """Start a hands-off inspection of a node in `inspect wait` whose lock is given up
+        (`again`: a start made again; RUNNING, under way already, is as good as started)."""
+        outcome = await _start(iface, node, again=again)
         if outcome.state == InspectOutcome.FAILED:
             await self._when_relocked(node.uuid, outcome.error or "inspection failed",
                                       lambda again: again.transition(
@@ -273,7 +282,7 @@ class Inspection:
                            "inspect")
                 return True
             node = task.context
-        await self._hand_over(iface, node)
+        await self._hand_over(iface, node, again=True)
         return True
 
     async def _found_started(self, iface: InspectInterface, uuid: str) -> int:
@@ -423,8 +432,9 @@ class Inspection:
         raise DiscoverdDisabled()
 
 
-async def _start(iface: InspectInterface, node: NodeContext) -> InspectOutcome:
+async def _start(iface: InspectInterface, node: NodeContext, *,
+                 again: bool = False) -> InspectOutcome:
     try:
-        return await iface.start(node)
+        return await iface.start(node, again=again)
     except IronsightError as exc:
         return InspectOutcome.failed(f"Failed to inspect hardware: {exc}")

@@ -105,7 +105,7 @@ class InspectOutcome:
     """What an inspect interface tells the conductor about one node. The conductor applies it:
     the state change, `last_error` and the history belong to the conductor."""
 
-    state: str  # DONE, WAITING, FAILED or LOST
+    state: str  # DONE, WAITING, FAILED, LOST or RUNNING
     # FAILED: the node's last_error, as the operator reads it; LOST: why, and the last_error
     # if the conductor runs out of attempts
     error: str | None = None
@@ -116,6 +116,8 @@ class InspectOutcome:
     # The start did not reach the outside service, or it has no record of the inspection:
     # the conductor starts it again (up to the interface's `start_attempts`).
     LOST: ClassVar[str] = "lost"
+    # A start made again found the inspection under way in the service already.
+    RUNNING: ClassVar[str] = "running"
 
     @classmethod
     def done(cls) -> InspectOutcome:
@@ -132,6 +134,10 @@ class InspectOutcome:
     @classmethod
     def lost(cls, why: str) -> InspectOutcome:
         return cls(cls.LOST, why)
+
+    @classmethod
+    def running(cls, note: str) -> InspectOutcome:
+        return cls(cls.RUNNING, note)
 
 
 @dataclass(frozen=True)
@@ -172,10 +178,12 @@ class InspectInterface(BaseInterface):
     start_grace: dt.timedelta = dt.timedelta(0)
 
     @abc.abstractmethod
-    async def start(self, node: NodeContext) -> InspectOutcome:
+    async def start(self, node: NodeContext, *, again: bool = False) -> InspectOutcome:
         """Inspect, or start inspecting: DONE when finished here, WAITING when the outside
         service reports later, FAILED with the reason, LOST when the service could not be
-        reached (the conductor starts again). An IronsightError counts as FAILED."""
+        reached (the conductor starts again). An IronsightError counts as FAILED. `again`: a
+        start made again after a lost one; RUNNING when the service has the inspection in
+        hand already (the lost start got through after all): nothing to start or boot."""
 
     async def abort(self, node: NodeContext) -> bool:
         """Stop what `start` began elsewhere. False when that cannot be reached now: the

@@ -122,9 +122,11 @@ class DiscoverdInspect(InspectInterface):
         if not self.enabled:
             raise DiscoverdDisabled()
 
-    async def start(self, node: NodeContext) -> InspectOutcome:
+    async def start(self, node: NodeContext, *, again: bool = False) -> InspectOutcome:
         """A discoverd that cannot be reached is tried again, backing off, for
-        `start_unreachable_timeout` (a restart takes seconds) before the start is LOST."""
+        `start_unreachable_timeout` (a restart takes seconds) before the start is LOST. A
+        start made `again` that discoverd refuses because the introspection is under way
+        (409: the ramdisk's report is being processed) is RUNNING."""
         self.validate(node)
         loop = asyncio.get_running_loop()
         give_up = loop.time() + self.unreachable_for
@@ -136,6 +138,8 @@ class DiscoverdInspect(InspectInterface):
                     node.uuid, manage_boot=False if self.conductor_boots else None)
             except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
                 why = f"Failed to start inspection: {exc.message}"
+                if again and exc.status_code == 409:
+                    return InspectOutcome.running(exc.message)
                 if exc.status_code not in UNAVAILABLE:
                     return InspectOutcome.failed(why)
                 if loop.time() + delay > give_up:

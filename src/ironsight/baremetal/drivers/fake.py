@@ -86,6 +86,6 @@ class FakeInspect(InspectInterface):
     def validate(self, node: NodeContext) -> None:
         """Anything goes: the fake driver needs no driver_info."""
 
-    async def start(self, node: NodeContext) -> InspectOutcome:
+    async def start(self, node: NodeContext, *, again: bool = False) -> InspectOutcome:
         """Inspection 'succeeds' at once, finding nothing."""
         return InspectOutcome.done()

@@ -70,7 +70,7 @@ class ScriptedInspect(InspectInterface):
         if self.invalid:
             raise InvalidParameterValue(self.invalid)
 
-    async def start(self, node: NodeContext) -> InspectOutcome:
+    async def start(self, node: NodeContext, *, again: bool = False) -> InspectOutcome:
         if self.at_start is not None:
             await self.at_start(node)
         if self.raises is not None:

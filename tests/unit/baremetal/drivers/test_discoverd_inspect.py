@@ -736,3 +736,32 @@ async def test_a_start_rides_out_a_discoverd_restart(tmp_path: Path) -> None:
         assert "discoverd_start_lost" not in row["driver_internal_info"]
     finally:
         await svc.stop()
+
+
+async def test_a_start_made_again_that_finds_the_report_in_leaves_the_node_waiting(
+        svc: BaremetalService, client: FakeClient) -> None:
+    """Between the poll's status read and the start made again, the ramdisk reported:
+    discoverd refuses the start (409), and the inspection goes on, neither failed nor
+    rebooted."""
+    uuid = await lost_start(svc, client)
+    boot_devices(svc).pop(uuid, None)
+    client.fail_with = real_client.ClientError(
+        f"Introspection of node {uuid} is already processing; wait for it or abort it "
+        "first", 409)
+    await check(svc)
+    row = await node(svc, uuid)
+    assert (row["provision_state"], row["reservation"], row["last_error"]) == (
+        states.INSPECTWAIT, None, None)
+    assert "discoverd_start_lost" not in row["driver_internal_info"]
+    assert uuid not in boot_devices(svc)
+
+
+async def test_a_first_start_refused_as_under_way_fails(
+        svc: BaremetalService, client: FakeClient) -> None:
+    client.fail_with = real_client.ClientError("Introspection is already processing", 409)
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    row = await node(svc, uuid)
+    assert row["provision_state"] == states.INSPECTFAIL
+    assert row["last_error"] == ("Failed to start inspection: Introspection is already "
+                                 "processing")
