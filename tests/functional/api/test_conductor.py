@@ -100,7 +100,7 @@ async def test_abort_from_inspect_wait_fails_inspection(api: httpx.AsyncClient,
     node = await create_node(api)
     await manage(api, node["uuid"])
 
-    async def wait_outside(_node: Any) -> InspectOutcome:
+    async def wait_outside(_node: Any, **_: Any) -> InspectOutcome:
         return InspectOutcome.waiting()
 
     service.conductor.drivers["fake"].inspect.start = wait_outside  # type: ignore
@@ -114,7 +114,7 @@ async def test_abort_from_inspect_wait_fails_inspection(api: httpx.AsyncClient,
     assert doc["last_error"] == "Inspection was aborted by request."
     # inspect failed -> inspect again is allowed
     service.conductor.drivers["fake"].inspect.start = (  # type: ignore
-        lambda _n: asyncio.sleep(0, InspectOutcome.done()))
+        lambda _n, **_: asyncio.sleep(0, InspectOutcome.done()))
     await api.put(url, json={"target": "inspect"})
     await wait_for(api, node["uuid"], provision="manageable")
 
@@ -124,7 +124,7 @@ async def test_crashing_action_releases_lock_and_records_error(
     node = await create_node(api)
     await manage(api, node["uuid"])
 
-    async def crash(_node: Any) -> InspectOutcome:
+    async def crash(_node: Any, **_: Any) -> InspectOutcome:
         raise RuntimeError("boom")
 
     service.conductor.drivers["fake"].inspect.start = crash  # type: ignore

@@ -57,10 +57,11 @@ def test_ramdisk_error_fails_the_inspection_with_its_message(service, client, tm
 @pytest.fixture
 def baremetal_without_discoverd(tmp_path: Any) -> Iterator[Service]:
     """The bare-metal service alone, its [discoverd] service_url on a port nobody serves;
-    a lost start is made again after 0.5 s, twice in all."""
+    each start tries for 1 s, and a lost start is made again after 0.5 s, twice in all."""
     svc = Service(tmp_path, only="baremetal")
     svc.configure(discoverd={"service_url": f"http://127.0.0.1:{free_tcp_port()}/v1",
-                             "start_grace_period": "0.5", "start_attempts": "2"})
+                             "start_grace_period": "0.5", "start_attempts": "2",
+                             "start_unreachable_timeout": "1"})
     svc.start()
     try:
         yield svc
