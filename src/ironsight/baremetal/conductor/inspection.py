@@ -51,13 +51,13 @@ LOG = logging.getLogger(__name__)
 # may hold it briefly for the boot device or a reboot).
 RELOCK_ATTEMPTS = 50
 RELOCK_INTERVAL = 0.1
+# What the history says of the boot, and of the power off at the end.
+BOOTED = "boot device set to pxe and rebooted into the inspection ramdisk: power on"
+POWERED_OFF = "power off"
 # A start made again (from `inspect wait`) of a node its conductor boots records this before
 # it begins and clears it once the node is booted: a poll finding the node unlocked with it
 # (its conductor died meanwhile) makes the start again. (A first start stays `inspecting`
 # until then, which the recovery of a dead conductor's locks treats the same way.)
-# What the history says of the boot, and of the power off at the end.
-BOOTED = "boot device set to pxe and rebooted into the inspection ramdisk: power on"
-POWERED_OFF = "power off"
 BOOT_INTERRUPTED = ("the conductor stopped before the node was booted into the inspection "
                     "ramdisk")
 
@@ -226,7 +226,16 @@ class Inspection:
             error = f"{outcome.error}; {error}"
         await self._apply(task, InspectOutcome.failed(error))
 
-    async def power_off_after(self, task: NodeTask) -> None:
+    async def end_early(self, task: NodeTask, event: str, last_error: str,
+                        **values: Any) -> None:
+        """An abort or a timeout: the state change, then, when the conductor boots the node,
+        its power off in a worker still holding the lock (`task` is in a `locked` block)."""
+        off = self.powers_off(task.node)
+        await task.transition(event, last_error=last_error, release=not off, **values)
+        if off:
+            task.spawn(self._power_off_after, "power off")
+
+    async def _power_off_after(self, task: NodeTask) -> None:
         """After an abort or a timeout moved the node on (a worker's, under the lock)."""
         error = await self._power_off(task)
         if error is None:

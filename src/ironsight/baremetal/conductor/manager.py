@@ -102,11 +102,8 @@ class Conductor:
                 f'The requested action "abort" can not be performed on node '
                 f'"{node["uuid"]}" while it is in state "{node["provision_state"]}".')
         values = await self.inspection.abort_values(task)
-        off = self.inspection.powers_off(node)
-        await task.transition("abort", last_error="Inspection was aborted by request.",
-                              release=not off, **values)
-        if off:
-            task.spawn(self.inspection.power_off_after, "power off")
+        await self.inspection.end_early(task, "abort", "Inspection was aborted by request.",
+                                        **values)
 
     async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
         return await self.inspection.continue_inspection(report)

@@ -184,12 +184,9 @@ class PeriodicTasks:
         except IronsightError as exc:
             LOG.warning("Node %s: could not abort inspection after timeout: %s", task.uuid, exc)
             values = {}
-        off = self.c.inspection.powers_off(task.node)
-        await task.transition("fail", last_error="Timeout reached while inspecting the node. "
-                              "Please check the node's history and logs.", release=not off,
-                              **values)
-        if off:
-            task.spawn(self.c.inspection.power_off_after, "power off")
+        await self.c.inspection.end_early(
+            task, "fail", "Timeout reached while inspecting the node. Please check the node's "
+            "history and logs.", **values)
 
     # --- power state sync ---------------------------------------------------------------------
 

@@ -148,15 +148,22 @@ async def _update(conn: Conn, table: Any, row_id: int, values: Row, what: str,
     """Update one row by id with a statement built once per set of columns; with `held`
     (owner, epoch), a node only while that lock is held (owner None: while it is free at
     that epoch). Whether a row was written."""
-    values = {"updated_at": utcnow(), **values}
-    params = {f"_v_{key}": value for key, value in values.items()}
-    params["_row_id"] = row_id
+    params: Row = {"_row_id": row_id}
     if held is not None:
         params["_owner"], params["_epoch"] = held
+    fenced, free = held is not None, held is not None and held[0] is None
+    return await _write(conn, lambda keys: _update_statement(table, keys, fenced, free),
+                        values, what, params)
+
+
+async def _write(conn: Conn, statement: Any, values: Row, what: str, params: Row) -> bool:
+    """Run the UPDATE `statement(keys)` builds for the columns of `values` (with
+    `updated_at`), `_v_*` their parameters; a duplicate is the API's error naming `what`.
+    Whether a row was written."""
+    values = {"updated_at": utcnow(), **values}
+    params = {**params, **{f"_v_{key}": value for key, value in values.items()}}
     try:
-        result = await conn.execute(
-            _update_statement(table, tuple(sorted(values)), held is not None,
-                              held is not None and held[0] is None), params)
+        result = await conn.execute(statement(tuple(sorted(values))), params)
     except IntegrityError as exc:
         raise _duplicate(exc, what, values) from None
     return bool(result.rowcount)
@@ -354,14 +361,8 @@ async def update_port_if_unlocked(conn: Conn, port: Row, values: Row) -> bool:
     """Update `port` (a row as read) in one statement without taking its node's lock: only
     while nobody holds that lock and the port is unchanged since it was read (what the lock
     would have ensured). Whether it was written."""
-    values = {"updated_at": utcnow(), **values}
-    params = {f"_v_{key}": value for key, value in values.items()}
-    params.update(_row_id=port["id"], _node_id=port["node_id"], _seen=port["updated_at"])
-    try:
-        result = await conn.execute(_unlocked_port_update(tuple(sorted(values))), params)
-    except IntegrityError as exc:
-        raise _duplicate(exc, "port", values) from None
-    return bool(result.rowcount)
+    return await _write(conn, _unlocked_port_update, values, "port", {
+        "_row_id": port["id"], "_node_id": port["node_id"], "_seen": port["updated_at"]})
 
 
 async def ports_of_node(conn: Conn, ident: str, limit: int) -> list[Row] | None:

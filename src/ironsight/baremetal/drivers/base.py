@@ -158,8 +158,9 @@ class InspectInterface(BaseInterface):
 
     name = "inspect"
     # An outside service finishes the inspection and acts on the node through the API
-    # meanwhile (boot device, power): the conductor moves the node to `inspect wait` and
-    # releases its lock *before* `start`, and learns the end through `poll`.
+    # meanwhile: the conductor learns the end through `poll`. Unless `conductor_boots`, the
+    # service acts on the node through the API (boot device, power), so the conductor moves
+    # the node to `inspect wait` and releases its lock *before* `start`.
     hands_off: bool = False
     # With `hands_off`: the conductor itself boots the node into the inspection ramdisk
     # (boot device PXE, reboot) once `start` returned WAITING, still under the node's lock,
