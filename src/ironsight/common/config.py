@@ -138,7 +138,7 @@ class DiscoverdSection:
         10.0, "Seconds a start keeps trying a discoverd that cannot be reached (a restart, a "
         "load balancer with no live replica behind it) before it counts as lost and waits "
         "for start_grace_period.", minimum=0)
-    manage_boot: bool = opt(
+    conductor_boots: bool = opt(
         True, "The conductor boots a node it hands to discoverd into the discovery ramdisk "
         "itself (boot device PXE, then reboot, under the node's lock, once discoverd has "
         "recorded the start) and powers it off when the inspection ends, as Ironic's "
@@ -147,7 +147,7 @@ class DiscoverdSection:
         "reboots and powers off through the bare-metal API (the Kilo design; six more API "
         "calls per node).")
     power_off: bool = opt(
-        True, "With manage_boot: power the node off when its inspection ends (finished, "
+        True, "With conductor_boots: power the node off when its inspection ends (finished, "
         "failed, aborted or timed out).")
 
 

@@ -1,4 +1,4 @@
-"""`[discoverd] manage_boot = false`, the Kilo design: discoverd, not the conductor, sets the
+"""`[discoverd] conductor_boots = false`, the Kilo design: discoverd, not the conductor, sets the
 boot device, reboots and powers the node off, through the bare-metal API (each a conductor
 action under the node's lock); the inspection ends the same."""
 
@@ -26,7 +26,7 @@ from .helpers import (
 @pytest.fixture(scope="module")
 def inspected(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     state: Path = tmp_path_factory.mktemp("kilo")
-    svc = Service(state, "[discoverd]\nmanage_boot = false\n").start()
+    svc = Service(state, "[discoverd]\nconductor_boots = false\n").start()
     try:
         spec, tree = machine(state / "machine", nics=2, cpus=4, memory_mb=4096,
                              disks_gb=(20,))

@@ -8,7 +8,7 @@ the history.
 - At load, when `[discoverd] enabled`: no `service_url`, a client library that cannot be
   imported, or one older than 1.0.0 → the driver refuses to load, saying which and why.
   When disabled, nothing is checked and `validate` raises DiscoverdDisabled.
-- It is hands-off. With `[discoverd] manage_boot` (the default), `start` calls
+- It is hands-off. With `[discoverd] conductor_boots` (the default), `start` calls
   `introspect(uuid, manage_boot=False)` while the conductor holds the node in `inspect wait`;
   the conductor then sets the boot device, reboots the node and, at the end, powers it off
   itself: discoverd only reads the node and its ports, and fills them in. Without it (the
@@ -102,7 +102,7 @@ class DiscoverdInspect(InspectInterface):
         self.grace = self.start_grace = dt.timedelta(seconds=conf.discoverd.start_grace_period)
         self.start_attempts = conf.discoverd.start_attempts
         self.unreachable_for = conf.discoverd.start_unreachable_timeout
-        self.conductor_boots = self.enabled and conf.discoverd.manage_boot
+        self.conductor_boots = self.enabled and conf.discoverd.conductor_boots
         self.power_off = conf.discoverd.power_off
         self._client: Any = None
 

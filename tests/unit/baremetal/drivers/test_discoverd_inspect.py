@@ -140,7 +140,7 @@ async def service_with(tmp_path: Path, **discoverd: str) -> BaremetalService:
 
 @pytest.fixture
 async def svc(tmp_path: Path) -> AsyncIterator[BaremetalService]:
-    """The default: the conductor boots the node and powers it off ([discoverd] manage_boot)."""
+    """The default: the conductor boots the node and powers it off ([discoverd] conductor_boots)."""
     service = await service_with(tmp_path)
     yield service
     await service.stop()
@@ -148,8 +148,8 @@ async def svc(tmp_path: Path) -> AsyncIterator[BaremetalService]:
 
 @pytest.fixture
 async def kilo_svc(tmp_path: Path) -> AsyncIterator[BaremetalService]:
-    """`[discoverd] manage_boot = false`: discoverd boots the node through the API."""
-    service = await service_with(tmp_path, manage_boot="false")
+    """`[discoverd] conductor_boots = false`: discoverd boots the node through the API."""
+    service = await service_with(tmp_path, conductor_boots="false")
     yield service
     await service.stop()
 
