@@ -82,10 +82,10 @@ class DatabaseSection:
         "", "SQLAlchemy URL of the database, e.g. postgresql+psycopg://user@host/db. "
         "Empty: SQLite file ironsight.sqlite in the state directory.", secret=True)
     pool_size: int = opt(
-        8, "Bounds the connections each service process opens to PostgreSQL: this many for "
-        "reads and single-statement writes, and half as many for transactions (12 with the "
-        "default). They are opened as needed and kept; a request finding none free waits for "
-        "one (up to 30 s, then 503).", minimum=1)
+        8, "Bounds the connections each service process opens to PostgreSQL: one and a half "
+        "times this many (12 with the default), shared by reads, single-statement writes and "
+        "transactions. They are opened as needed and kept; a request finding none free waits "
+        "for one (up to 30 s, then 503).", minimum=1)
     sqlite_busy_timeout: int = opt(
         10000, "Milliseconds SQLite waits for another process's write lock.", minimum=0)
 
@@ -125,6 +125,10 @@ class DiscoverdSection:
     status_check_period: float = opt(
         0.5, "Seconds between polls of discoverd for nodes in 'inspect wait' (one batched "
         "request per 100 waiting nodes; none when no node waits).", minimum=0.1)
+    busy_status_check_period: float = opt(
+        0.1, "Seconds between those polls while discoverd is processing the report of a "
+        "waiting node (its end is then due within moments); never longer than "
+        "status_check_period.", minimum=0.05)
     start_grace_period: float = opt(
         30.0, "Seconds after a node enters 'inspect wait' during which discoverd may not "
         "know of its introspection yet (or still report the previous one); after that, a "

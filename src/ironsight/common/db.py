@@ -20,14 +20,15 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import (
     DBAPIError,
-    DisconnectionError,
     InterfaceError,
     OperationalError,
 )
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 
 from ironsight.common.exceptions import ConfigError, DatabaseUnavailable
+from ironsight.common.pgfast import FastPool
 
 LOG = logging.getLogger(__name__)
 
@@ -149,11 +150,12 @@ class Database:
     SQLite: a synchronous engine used on the event loop's thread (see SyncConn); it allows one
     writer, so write transactions of this process are serialised by an asyncio lock (a
     read-then-write transaction then never hits SQLITE_BUSY), and other processes are waited
-    for with `busy_timeout`. PostgreSQL: asyncpg and two connection pools, used
-    so as to spare round trips (each costs the server and this process CPU, and a remote
-    database its latency): reads and single-statement writes run in autocommit (no BEGIN,
-    no COMMIT or ROLLBACK), and a pooled connection is checked without one (see _alive).
-    A connection lost mid-request raises DatabaseUnavailable (503, retry) and is replaced.
+    for with `busy_timeout`. PostgreSQL: one asyncpg pool (pgfast), used so as to spare
+    round trips (each costs the server and this process CPU, and a remote database its
+    latency): reads and single-statement writes run in autocommit (no BEGIN, no COMMIT or
+    ROLLBACK), and a pooled connection is given out without a check (asyncpg marks one the
+    server closed as closed, and the pool replaces it). A connection lost mid-request
+    raises DatabaseUnavailable (503, retry) and is replaced.
     """
 
     def __init__(self, url: str, *, pool_size: int = 8, busy_timeout_ms: int = 10000) -> None:
@@ -175,20 +177,14 @@ class Database:
                                              hide_parameters=True)
             self._setup_sqlite(self.sync_engine, busy_timeout_ms)
         else:
-            # Two pools: transactions; reads and single statements in autocommit (set once
-            # per connection, not at each checkout). Most work is of the second kind. Each
-            # opens connections as they are needed and keeps them, up to its bound (no
-            # "overflow": a connection opened under load and closed on its return costs the
-            # server a backend's start, several milliseconds of CPU, each time).
-            aurl = pools_url(url)
-            self.engine = create_async_engine(aurl, pool_size=max(1, pool_size // 2),
-                                              max_overflow=0, hide_parameters=True)
-            # Its connections never hold a transaction, so nothing to roll back on return.
-            self._autocommit = create_async_engine(
-                aurl, pool_size=pool_size, max_overflow=0, hide_parameters=True,
-                isolation_level="AUTOCOMMIT", pool_reset_on_return=None)
-            for engine in (self.engine, self._autocommit):
-                event.listen(engine.sync_engine.pool, "checkout", _alive)
+            # One asyncpg pool (see pgfast: the statements are SQLAlchemy's, their execution
+            # is asyncpg's own). It opens connections as they are needed and keeps them, up
+            # to its bound (a connection opened under load and closed on its return would
+            # cost the server a backend's start, several milliseconds of CPU, each time).
+            # The engine only gives the dialect its server's facts, at the first connection.
+            self.engine = create_async_engine(pools_url(url), poolclass=NullPool,
+                                              hide_parameters=True)
+            self.fast = FastPool(self.engine, pool_size + pool_size // 2)
 
     @property
     def backend(self) -> str:
@@ -234,10 +230,9 @@ class Database:
                 with _unavailable(), conn.begin():
                     yield SyncConn(conn, self.stats)
         else:
-            assert self.engine is not None
             with _unavailable():
-                async with self._connection(self.engine) as aconn, aconn.begin():
-                    yield CountedConn(aconn, self.stats)
+                async with self.fast.connection(transaction=True) as fconn:
+                    yield CountedConn(fconn, self.stats)
 
     @asynccontextmanager
     async def single(self) -> AsyncIterator[Conn]:
@@ -251,8 +246,8 @@ class Database:
             return
         self.stats.writes += 1
         with _unavailable():
-            async with self._connection(self._autocommit) as aconn:
-                yield OneStatement(CountedConn(aconn, self.stats))
+            async with self.fast.connection() as fconn:
+                yield OneStatement(CountedConn(fconn, self.stats))
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[Conn]:
@@ -272,30 +267,14 @@ class Database:
                     conn.rollback()
         else:
             with _unavailable():
-                async with self._connection(self._autocommit) as aconn:
-                    yield CountedConn(aconn, self.stats)
-
-    @staticmethod
-    @asynccontextmanager
-    async def _connection(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-        """A pooled connection. asyncpg lets a failure to connect (refused, unreachable,
-        timed out) through as the OS error: that is the database being unavailable too."""
-        try:
-            conn = await engine.connect()
-        except (OSError, TimeoutError) as exc:
-            LOG.warning("Database unavailable: %s: %s", type(exc).__name__, exc)
-            raise DatabaseUnavailable(exc) from exc
-        try:
-            yield conn
-        finally:
-            await conn.close()
+                async with self.fast.connection() as fconn:
+                    yield CountedConn(fconn, self.stats)
 
     def pool_status(self) -> dict[str, int]:
         """Connections in use and idle (PostgreSQL's pool; SQLite keeps its two open)."""
-        if self.engine is not None:
-            pools: list[Any] = [self.engine.pool, self._autocommit.pool]
-            return {"in_use": sum(p.checkedout() for p in pools),
-                    "idle": sum(p.checkedin() for p in pools)}
+        if self.sync_engine is None:
+            in_use, idle = self.fast.status()
+            return {"in_use": in_use, "idle": idle}
         return {"in_use": int(self._write_lock.locked()), "idle": 2 - int(
             self._write_lock.locked())}
 
@@ -307,9 +286,10 @@ class Database:
                     conn.close()
                     setattr(self, which, None)
             self.sync_engine.dispose()
-        if self.engine is not None:
+        if self.sync_engine is None:
+            await self.fast.close()
+            assert self.engine is not None
             await self.engine.dispose()
-            await self._autocommit.dispose()
 
 
 @contextmanager
@@ -385,19 +365,6 @@ async def through_outages(fn: Callable[[], Awaitable[T]], *, attempts: int | Non
         waiting(delay)
         await sleep(delay)
         delay, attempt = min(delay * 2, most), attempt + 1
-
-
-def _alive(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
-    """On checkout: refuse a pooled connection that the server has closed (restart,
-    fail-over, idle timeout, pg_terminate_backend), so that the pool opens a new one.
-
-    asyncpg reads its socket whenever the event loop runs, so a connection whose server
-    closed it (the end of the stream, or the termination notice) is already marked closed:
-    asking costs no round trip, unlike SQLAlchemy's pre-ping. A connection cut without a
-    word (a network partition) is found by its first statement instead."""
-    raw = getattr(dbapi_conn, "driver_connection", None)
-    if raw is not None and raw.is_closed():
-        raise DisconnectionError("connection closed by the server")
 
 
 def run_migrations(url: str, script_location: str, version_table: str) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -61,7 +62,17 @@ POWERED_OFF = "power off"
 BOOT_INTERRUPTED = ("the conductor stopped before the node was booted into the inspection "
                     "ramdisk")
 
-PollTask = tuple[str, float, Callable[[], Awaitable[int]]]
+
+
+@dataclass(frozen=True)
+class PollPass:
+    """What one poll pass did: nodes moved on, and seconds until the next pass."""
+
+    moved: int
+    next_in: float
+
+
+PollTask = tuple[str, float, Callable[[], Awaitable[PollPass]]]
 
 
 class Inspection:
@@ -346,15 +357,23 @@ class Inspection:
                  self._poller(iface, groups[cls])) for cls, iface in first.items()]
 
     def _poller(self, iface: InspectInterface, drivers: list[str]
-                ) -> Callable[[], Awaitable[int]]:
-        async def poll() -> int:
-            return await self.poll(iface, drivers)
+                ) -> Callable[[], Awaitable[PollPass]]:
+        async def poll() -> PollPass:
+            moved, busy = await self._pass(iface, drivers)
+            soon = iface.busy_poll_period
+            return PollPass(moved, soon if busy and soon > 0 else iface.poll_period)
         return poll
 
     async def poll(self, iface: InspectInterface, drivers: list[str]) -> int:
         """Move the nodes whose inspection ended on, and start again the ones whose start was
         lost; returns how many moved. An outside service that cannot be reached is asked
         again next pass: that alone never fails a node."""
+        return (await self._pass(iface, drivers))[0]
+
+    async def _pass(self, iface: InspectInterface, drivers: list[str]) -> tuple[int, bool]:
+        """poll's pass: how many moved, and whether an inspection was near its end (a
+        WAITING outcome: the service works on the node's report), so that the next pass may
+        come sooner and see its end at once rather than a whole period later."""
         await self._retry_pending_aborts(iface, drivers)
         async with self.db.read() as conn:
             rows = (await conn.execute(
@@ -363,8 +382,8 @@ class Inspection:
                 .where(nodes.c.provision_state == states.INSPECTWAIT,
                        nodes.c.driver.in_(drivers), nodes.c.reservation.is_(None)))).all()
         if not rows:
-            return 0
-        moved = 0
+            return 0, False
+        moved, busy = 0, False
         due = dbapi.utcnow() - iface.start_grace
         waiting = []
         lost_due: dict[str, str] = {}  # lost starts due to be made again, and why
@@ -395,6 +414,7 @@ class Inspection:
                 moved += await self._start_again(iface, uuid, outcome.error or "lost")
                 continue
             if outcome.state == InspectOutcome.WAITING:
+                busy = True
                 if uuid in lost_due:
                     moved += await self._found_started(iface, uuid)
                 continue  # the service works on it: its end comes in a later pass
@@ -406,7 +426,7 @@ class Inspection:
                 else:
                     await self._apply(task, outcome)
                 moved += 1
-        return moved
+        return moved, busy
 
     async def _retry_pending_aborts(self, iface: InspectInterface, drivers: list[str]) -> None:
         """`inspect failed` nodes are few, so they are read and filtered here rather than

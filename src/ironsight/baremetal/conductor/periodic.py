@@ -44,19 +44,26 @@ class PeriodicTasks:
         if conf.sync_power_state_interval > 0:
             self._every(conf.sync_power_state_interval, self.sync_power_states, "power-sync")
         for name, interval, poll in self.c.inspection.poll_tasks():
-            self._every(interval, poll, name)
+            self._every(interval, poll, name, next_in=lambda done: done.next_in)
 
-    def _every(self, interval: float, fn: Callable[[], Awaitable[Any]], name: str) -> None:
+    def _every(self, interval: float, fn: Callable[[], Awaitable[Any]], name: str,
+               next_in: Callable[[Any], float] | None = None) -> None:
+        """Run `fn` every `interval` seconds, or after what `next_in` makes of its result."""
         async def loop() -> None:
+            delay = interval
             while True:
-                await asyncio.sleep(interval)
+                await asyncio.sleep(delay)
+                delay = interval
                 try:
-                    await fn()
+                    done = await fn()
                 except asyncio.CancelledError:
                     raise
                 except Exception:
                     LOG.exception("Periodic task %s failed; it runs again in %.0f s",
                                   name, interval)
+                    continue
+                if next_in is not None:
+                    delay = next_in(done)
 
         self._tasks.append(asyncio.get_running_loop().create_task(loop(), name=name))
 

@@ -171,6 +171,9 @@ class InspectInterface(BaseInterface):
     # Seconds between `poll` passes (one for all nodes of all hardware types using this
     # interface class); 0: never polled.
     poll_period: float = 0.0
+    # Seconds to the next pass while the last one found an inspection near its end (WAITING
+    # outcomes: the service is working on a report); 0: always `poll_period`.
+    busy_poll_period: float = 0.0
     # Whether `continue_inspection` takes ramdisk reports posted to the bare-metal API.
     accepts_reports: bool = False
     # How often a hands-off start is made in all when it is LOST, and how long after one the

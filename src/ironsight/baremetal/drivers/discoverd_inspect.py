@@ -19,7 +19,9 @@ the history.
   it again, `start_attempts` times in all.
 - One poll per conductor asks discoverd about every node in `inspect wait` with one batched
   request per 100 nodes, every `status_check_period` (0.5 s by default; upstream polled every
-  60 s, one request per node). A discoverd that cannot be reached is asked again next time.
+  60 s, one request per node), and every `busy_status_check_period` (0.1 s) while discoverd
+  is processing the report of one of them, so that its end is seen at once. A discoverd that
+  cannot be reached is asked again next time.
 - Abort and the conductor's `inspect wait` timeout abort the introspection in discoverd too,
   so the node is powered off and its PXE access closed (upstream Ironic forgot this).
 """
@@ -96,6 +98,7 @@ class DiscoverdInspect(InspectInterface):
         self.enabled = conf.discoverd.enabled
         self.client_lib = load_client(conf, self.client_module) if self.enabled else None
         self.poll_period = conf.discoverd.status_check_period if self.enabled else 0.0
+        self.busy_poll_period = min(conf.discoverd.busy_status_check_period, self.poll_period)
         self.accepts_reports = self.enabled
         # discoverd may not know a node yet, or still report its previous introspection, for
         # this long after the node entered `inspect wait` (our state change comes first)

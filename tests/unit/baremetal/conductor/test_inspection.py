@@ -432,6 +432,31 @@ async def test_the_poll_task_covers_every_driver_of_its_class(db: Database,
     assert {w.uuid for w in first.asked[0]} == uuids
 
 
+async def test_the_next_pass_comes_soon_while_a_report_is_being_processed(
+        db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
+    hands_off.busy_poll_period = 0.1
+    uuid = await waiting_node(db)
+    hands_off.outcomes = {uuid: InspectOutcome.waiting()}
+    (_name, _period, poll), = inspection_of(db, tasks, fake=hands_off).poll_tasks()
+    assert (await poll()).next_in == 0.1
+
+
+async def test_the_next_pass_waits_the_period_when_no_report_is_being_processed(
+        db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
+    hands_off.busy_poll_period = 0.1
+    await waiting_node(db)
+    (_name, _period, poll), = inspection_of(db, tasks, fake=hands_off).poll_tasks()
+    assert (await poll()).next_in == 10.0
+
+
+async def test_an_interface_without_a_busy_period_is_polled_every_period(
+        db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
+    uuid = await waiting_node(db)
+    hands_off.outcomes = {uuid: InspectOutcome.waiting()}
+    (_name, _period, poll), = inspection_of(db, tasks, fake=hands_off).poll_tasks()
+    assert (await poll()).next_in == 10.0
+
+
 def test_an_interface_with_no_poll_period_is_not_polled(db: Database,
                                                         tasks: TaskManager) -> None:
     quiet = ScriptedInspect(CONF)

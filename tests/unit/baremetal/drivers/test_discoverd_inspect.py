@@ -110,6 +110,13 @@ def test_disabled_skips_the_checks() -> None:
     assert inspect.poll_period == 0  # no status poll
 
 
+def test_the_busy_poll_period_is_never_longer_than_the_period() -> None:
+    inspect = DiscoverdInspect(conf_with(enabled="true", service_url=URL,
+                                         status_check_period="0.2",
+                                         busy_status_check_period="1"))
+    assert (inspect.poll_period, inspect.busy_poll_period) == (0.2, 0.2)
+
+
 def test_disabled_validate_explains_how_to_enable() -> None:
     with pytest.raises(DiscoverdDisabled, match=r"\[discoverd\] enabled = true") as raised:
         DiscoverdInspect(conf_with(enabled="false")).validate(None)  # type: ignore[arg-type]
@@ -434,9 +441,9 @@ async def check(svc: BaremetalService) -> int:
     """One pass of the conductor's discoverd status poll, and the work it spawned."""
     (name, _period, poll), = svc.conductor.inspection.poll_tasks()
     assert name == "discoverd-status"
-    moved = await poll()
+    done = await poll()
     await svc.conductor.workers.drain(timeout=5)
-    return moved
+    return done.moved
 
 
 async def test_poll_moves_finished_node_to_manageable(svc: BaremetalService,
