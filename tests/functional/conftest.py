@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import MetaData, create_engine, text
 
 PG_URL = os.environ.get("IRONSIGHT_TEST_PG_URL", "")
 
@@ -91,6 +91,18 @@ def fresh_pg_database(name: str) -> str:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     admin.dispose()
     return PG_URL.rsplit("/", 1)[0] + "/" + name
+
+
+def pg_database_with(prefix: str, metadata: MetaData) -> str:
+    """A fresh database (named `prefix` and a random suffix) holding `metadata`'s tables; its
+    URL. Skips the test where no PostgreSQL server is configured."""
+    if not PG_URL:
+        pytest.skip("IRONSIGHT_TEST_PG_URL is not set (make test sets it)")
+    url = fresh_pg_database(f"{prefix}_{uuid.uuid4().hex[:8]}")
+    engine = create_engine(url)
+    metadata.create_all(engine)
+    engine.dispose()
+    return url
 
 
 def drop_pg_database(url: str) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from collections.abc import AsyncIterator
 
 import pytest
@@ -16,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from ironsight.common.db import Database
 from ironsight.common.exceptions import DatabaseUnavailable
 
-from ..conftest import PG_URL, drop_pg_database, free_tcp_port, fresh_pg_database
+from ..conftest import PG_URL, drop_pg_database, free_tcp_port, pg_database_with
 
 metadata = MetaData()
 items = Table("items", metadata, Column("id", Integer, primary_key=True),
@@ -25,12 +24,7 @@ items = Table("items", metadata, Column("id", Integer, primary_key=True),
 
 @pytest.fixture
 async def db() -> AsyncIterator[Database]:
-    if not PG_URL:
-        pytest.skip("IRONSIGHT_TEST_PG_URL is not set (make test sets it)")
-    url = fresh_pg_database(f"ironsight_db_{uuid.uuid4().hex[:8]}")
-    engine = create_engine(url)
-    metadata.create_all(engine)
-    engine.dispose()
+    url = pg_database_with("ironsight_db", metadata)
     database = Database(url, pool_size=2)
     yield database
     await database.close()

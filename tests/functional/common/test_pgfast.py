@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,7 +21,6 @@ from sqlalchemy import (
     String,
     Table,
     bindparam,
-    create_engine,
     delete,
     func,
     insert,
@@ -35,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from ironsight.common.db import Database, pools_url
 from ironsight.common.exceptions import DatabaseUnavailable
 
-from ..conftest import PG_URL, drop_pg_database, fresh_pg_database
+from ..conftest import drop_pg_database, pg_database_with
 
 metadata = MetaData()
 things = Table(
@@ -54,12 +52,7 @@ AT = dt.datetime(2026, 12, 3, 10, 30, 15, 123456)
 @pytest.fixture
 async def both() -> AsyncIterator[tuple[Database, AsyncEngine]]:
     """The Database under test, and SQLAlchemy's engine on the same database."""
-    if not PG_URL:
-        pytest.skip("IRONSIGHT_TEST_PG_URL is not set (make test sets it)")
-    url = fresh_pg_database(f"ironsight_fast_{uuid.uuid4().hex[:8]}")
-    engine = create_engine(url)
-    metadata.create_all(engine)
-    engine.dispose()
+    url = pg_database_with("ironsight_fast", metadata)
     database = Database(url, pool_size=2)
     reference = create_async_engine(pools_url(url))
     yield database, reference
