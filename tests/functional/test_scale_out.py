@@ -150,6 +150,11 @@ def test_a_stalled_replica_cannot_overwrite_the_work_of_the_one_that_took_over(
         doc = until(lambda: (d := httpx.get(url, headers=H).json())["reservation"] is None
                     and d, 15)
         assert "died" in doc["last_error"]
+        # B's power action outlasts A's first steps after SIGCONT by far (they may wait for
+        # the CPU on a loaded machine)
+        assert httpx.patch(url, headers=H, json=[{
+            "op": "add", "path": "/driver_info/fake_power_delay", "value": 10}]
+        ).status_code == 200
         assert httpx.put(power, headers=H, json={"target": "power off"}).status_code == 202
         holder = httpx.get(url, headers=H).json()["reservation"]
         assert holder is not None
@@ -160,7 +165,7 @@ def test_a_stalled_replica_cannot_overwrite_the_work_of_the_one_that_took_over(
     assert doc["reservation"] == holder  # still B's: A's release did not clear it
     assert doc["power_state"] != "power on"
     doc = until(lambda: (d := httpx.get(url, headers=H).json())["reservation"] is None and d,
-                15)
+                20)
     assert doc["power_state"] == "power off"
     events = [e["event"] for e in httpx.get(f"{url}/history", headers=H).json()["history"]]
     assert "Power state is now power on" not in events

@@ -249,26 +249,32 @@ class FastPool:
             try:
                 async with asyncio.timeout(self.wait):
                     given = await waiter
-            except TimeoutError:
-                raise PoolTimeout(f"no free connection in {self.wait:g} s "
-                                  f"({self.size} in use)") from None
-            finally:
-                if waiter in self._waiters:
+            except BaseException as exc:
+                if waiter.done() and not waiter.cancelled():
+                    self._hand_on(waiter.result())  # given, but too late: to the next one
+                else:
                     self._waiters.remove(waiter)
+                if isinstance(exc, TimeoutError):
+                    raise PoolTimeout(f"no free connection in {self.wait:g} s "
+                                      f"({self.size} in use)") from None
+                raise
             if given is not None:
                 return given
         self._open += 1
+        raw = None
         try:
             raw = await asyncpg.connect(statement_cache_size=512, **self._connect)
             await _codecs(raw)
         except BaseException:
+            if raw is not None:
+                raw.terminate()
             self._open -= 1
             self._hand_on(None)
             raise
         return raw
 
     def _release(self, raw: asyncpg.Connection, *, reusable: bool) -> None:
-        if reusable and not raw.is_closed() and not raw.is_in_transaction() and self._ready:
+        if reusable and not raw.is_closed() and not raw.is_in_transaction():
             self._hand_on(raw)
             return
         if not raw.is_closed():
