@@ -5,12 +5,14 @@ from __future__ import annotations
 import configparser
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -45,6 +47,28 @@ class ServiceProcess:
             parser.write(fh)
         self.log = state_dir / "service.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        # what clients of this service need: its CA (HTTPS) and a user (http_basic)
+        self.verify: Any = True
+        self.auth: tuple[str, str] | None = None
+        self.ramdisk_url = ""  # a listener of the ramdisk endpoints only, when configured
+
+    def configure(self, **sections: dict[str, str]) -> ServiceProcess:
+        """Set options (later values win) before the service (re)starts."""
+        parser = configparser.ConfigParser(default_section="\x00none", interpolation=None)
+        parser.read(self.conf)
+        parser.read_dict(sections)
+        with open(self.conf, "w") as fh:
+            parser.write(fh)
+        return self
+
+    def use_https(self, ca_file: Path) -> ServiceProcess:
+        """Reach both APIs (and let discoverd reach the bare-metal one) over HTTPS, checking
+        their certificate against `ca_file` (the services' [api]/[introspection] cert_file
+        must be configured too)."""
+        self.url = self.url.replace("http:", "https:")
+        self.di_url = self.di_url.replace("http:", "https:")
+        self.verify = ssl.create_default_context(cafile=str(ca_file))
+        return self.configure(introspection={"ironic_url": self.url})
 
     def start(self, timeout: float = 30) -> ServiceProcess:
         with open(self.log, "ab") as log:
@@ -56,7 +80,7 @@ class ServiceProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"ironsight serve exited:\n{self.log.read_text()}")
             try:
-                httpx.get(f"{self.url}/v1", timeout=1)
+                httpx.get(f"{self.url}/v1", timeout=1, verify=self.verify)
                 return self
             except httpx.TransportError:
                 time.sleep(0.1)

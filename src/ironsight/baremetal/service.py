@@ -7,7 +7,7 @@ import logging
 
 from starlette.applications import Starlette
 
-from ironsight.baremetal.api.app import create_app
+from ironsight.baremetal.api.app import create_app, create_ramdisk_app
 from ironsight.baremetal.api.base import BaremetalDeps
 from ironsight.baremetal.conductor.manager import Conductor
 from ironsight.baremetal.conductor.periodic import PeriodicTasks
@@ -34,8 +34,9 @@ class BaremetalService:
         self.conductor = Conductor(conf, self.db, load_drivers(conf))
         self.periodic = PeriodicTasks(self.conductor)
         self.metrics = baremetal_metrics(self.conductor, self.db)
-        self.app: Starlette = create_app(
-            BaremetalDeps(conf, self.conductor, self.conductor.records), self.metrics)
+        deps = BaremetalDeps(conf, self.conductor, self.conductor.records)
+        self.app: Starlette = create_app(deps, self.metrics)
+        self.ramdisk_app = create_ramdisk_app(deps) if conf.api.ramdisk_host else None
 
     async def start(self) -> None:
         await self.periodic.register()

@@ -19,8 +19,11 @@ from ironsight.cli.options import (
     ClientGroup,
     Endpoint,
     client_options,
+    cloud,
+    credentials,
     runtime,
     setting,
+    url,
     wait_option,
 )
 from ironsight.cli.output import emit, err, exit_if_failed, for_each, list_table, object_table
@@ -57,10 +60,12 @@ def discoverd_options(*, group: bool = False, output: bool = True) -> Callable[[
 
 def _api(ctx: click.Context) -> discoverd.Client:
     """A pooled client for this invocation (`--wait` polls), closed when the command ends."""
+    chosen = cloud(ctx)
     api = discoverd.Client(
-        setting(ctx, "url", DEFAULT_DISCOVERD_URL),
+        url(ctx, DEFAULT_DISCOVERD_URL, chosen.discoverd_url if chosen else None),
         timeout=setting(ctx, "timeout", discoverd.DEFAULT_TIMEOUT),
         transport=runtime(ctx).transport,
+        credentials=credentials(ctx, chosen),
     )
     return ctx.with_resource(api)
 

@@ -15,10 +15,13 @@ from typing import Any, TypeVar
 
 import click
 import httpx
+from click.core import ParameterSource
 
+from ironsight.cli import auth
 from ironsight.client import http
 from ironsight.client.http import ApiClient, ClientError
 from ironsight.client.wait import Poller
+from ironsight.common.auth.credentials import Credentials
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,14 +67,32 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     Groups parse first and always supply a value (default or environment); a command's option
     defaults to None so that `ironsight node --url X list` and `... list --url X` both work.
     """
-    if value is not None and param.name:
+    if (value is not None and param.name
+            and ctx.get_parameter_source(param.name) is not ParameterSource.DEFAULT):
         ctx.meta[_META + param.name] = value
     return value
 
 
 def setting(ctx: click.Context, name: str, default: Any) -> Any:
-    """A `--url`/`--timeout`/`--format` value, from the command or else its group."""
+    """A `--url`/`--timeout`/`--format`/`--os-*` value, from the command or else its group
+    (given, or from the environment); `default` when neither has one."""
     return ctx.meta.get(_META + name, default)
+
+
+def cloud(ctx: click.Context) -> auth.Cloud | None:
+    name = setting(ctx, "os_cloud", None)
+    return auth.load_cloud(name) if name else None
+
+
+def url(ctx: click.Context, default: str, from_cloud: str | None) -> str:
+    """`--url` or its variable, else the cloud's endpoint for this service, else `default`."""
+    return str(setting(ctx, "url", None) or from_cloud or default)
+
+
+def credentials(ctx: click.Context, chosen: auth.Cloud | None) -> Credentials:
+    return auth.credentials(setting(ctx, "os_username", None),
+                            setting(ctx, "os_password", None),
+                            setting(ctx, "os_cacert", None), chosen)
 
 
 @dataclass(frozen=True)
@@ -109,6 +130,17 @@ def client_options(*, group: bool = False, output: bool = True,
                 help="Seconds to wait for each HTTP response.",
             ),
         ]
+        for name, var, what in (
+                ("--os-cloud", "OS_CLOUD", "Cloud of a clouds.yaml giving credentials and "
+                 "endpoints."),
+                ("--os-username", "OS_USERNAME", "User (HTTP Basic authentication)."),
+                ("--os-password", "OS_PASSWORD", "Password (better in OS_PASSWORD: a "
+                 "command line is visible to other users; asked for when missing)."),
+                ("--os-cacert", "OS_CACERT", "CA certificates (PEM) to check the API's "
+                 "HTTPS certificate against.")):
+            options.append(click.option(
+                name, metavar=var, expose_value=False, callback=_remember,
+                envvar=var if group else None, show_envvar=group, default=None, help=what))
         if output:
             options.append(click.option(
                 "-f", "--format", "format", type=click.Choice(["table", "json"]),
@@ -154,9 +186,11 @@ KEY_VALUE = KeyValue()
 
 def baremetal_api(ctx: click.Context) -> ApiClient:
     """A bare-metal API client for this invocation, closed when the command ends."""
+    chosen = cloud(ctx)
     client = http.baremetal_client(
-        setting(ctx, "url", http.DEFAULT_BAREMETAL_URL),
+        url(ctx, http.DEFAULT_BAREMETAL_URL, chosen.baremetal_url if chosen else None),
         timeout=setting(ctx, "timeout", http.DEFAULT_TIMEOUT),
         transport=runtime(ctx).transport,
+        credentials=credentials(ctx, chosen),
     )
     return ctx.with_resource(client)

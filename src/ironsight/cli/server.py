@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from ironsight.common import config as configmod
 from ironsight.common import logs
+from ironsight.common.auth.strategy import check_listeners
 from ironsight.common.exceptions import ConfigError
 
 LOG = logging.getLogger(__name__)
@@ -39,58 +42,105 @@ def run(main: Any) -> None:
         uvloop.run(main)
 
 
-def _uvicorn(app: Any, host: str, port: int, debug: bool) -> Any:
+@dataclass(frozen=True)
+class Listener:
+    name: str
+    app: Any
+    host: str
+    port: int
+    cert_file: str = ""
+    key_file: str = ""
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self.cert_file else "http"
+        return f"{scheme}://{self.host}:{self.port}"
+
+
+def _uvicorn(listener: Listener, debug: bool) -> Any:
     import uvicorn
 
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None,
-                                           access_log=debug, lifespan="off",
-                                           server_header=False, proxy_headers=False))
+    server = uvicorn.Server(uvicorn.Config(
+        listener.app, host=listener.host, port=listener.port, log_config=None,
+        access_log=debug, lifespan="off", server_header=False, proxy_headers=False,
+        ssl_certfile=listener.cert_file or None, ssl_keyfile=listener.key_file or None))
     # We own the signals: one handler stops every server of this process, then cleans up.
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     return server
 
 
+def _check_tls(section: str, cert_file: str, key_file: str) -> None:
+    if bool(cert_file) != bool(key_file):
+        raise ConfigError(f"[{section}] cert_file and key_file go together: set both for "
+                          "HTTPS, or neither")
+    for name, path in (("cert_file", cert_file), ("key_file", key_file)):
+        if path and not os.access(path, os.R_OK):
+            raise ConfigError(f"[{section}] {name}: cannot read {path}")
+
+
+def listeners(conf: configmod.Config, only: str | None, baremetal: Any, discoverd: Any
+              ) -> list[Listener]:
+    """Every socket this process serves, checked: TLS files readable, and no API without
+    authentication beyond loopback (the ramdisk listeners are open by design)."""
+    found: list[Listener] = []
+    if baremetal is not None:
+        api = conf.api
+        _check_tls("api", api.cert_file, api.key_file)
+        found.append(Listener("Bare-metal API", baremetal.app, api.host, api.port,
+                              api.cert_file, api.key_file))
+    if discoverd is not None:
+        section = conf.introspection
+        _check_tls("introspection", section.cert_file, section.key_file)
+        found.append(Listener("discoverd API", discoverd.app, section.host, section.port,
+                              section.cert_file, section.key_file))
+    check_listeners(conf, [(item.name, item.host) for item in found])
+    if baremetal is not None and baremetal.ramdisk_app is not None:
+        found.append(Listener("Bare-metal ramdisk endpoints", baremetal.ramdisk_app,
+                              conf.api.ramdisk_host, conf.api.ramdisk_port,
+                              conf.api.cert_file, conf.api.key_file))
+    if discoverd is not None and discoverd.ramdisk_app is not None:
+        # Plain HTTP: iPXE and the ramdisk have no CA to check a certificate against.
+        found.append(Listener("discoverd ramdisk endpoints", discoverd.ramdisk_app,
+                              conf.introspection.ramdisk_host, conf.introspection.ramdisk_port))
+    return found
+
+
 async def _serve(conf: configmod.Config, only: str | None) -> None:
     """Run the bare-metal service and discoverd (or one of them) in one event loop."""
-    services: list[Any] = []
-    servers: list[Any] = []
+    bm = di = None
     if only in (None, "baremetal"):
         from ironsight.baremetal.service import BaremetalService
 
         bm = BaremetalService(conf)
-        services.append(bm)
-        servers.append((_uvicorn(bm.app, conf.api.host, conf.api.port, conf.DEFAULT.debug),
-                        "Bare-metal API", conf.api.host, conf.api.port))
     if only == "discoverd" or (only is None and conf.introspection.enabled):
         from ironsight.discoverd.service import DiscoverdService
 
         di = DiscoverdService(conf)
-        services.append(di)
-        section = conf.introspection
-        servers.append((_uvicorn(di.app, section.host, section.port, conf.DEFAULT.debug),
-                        "discoverd API", section.host, section.port))
+    served = listeners(conf, only, bm, di)
+    services = [svc for svc in (bm, di) if svc is not None]
+    servers = [(_uvicorn(item, conf.DEFAULT.debug), item) for item in served]
     for svc in services:
         await svc.start()
     loop = asyncio.get_running_loop()
 
     def stop() -> None:
-        for server, *_ in servers:
+        for server, _ in servers:
             server.should_exit = True
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop)
-    for _server, name, host, port in servers:
-        LOG.info("%s listening on http://%s:%d", name, host, port)
+    for _server, item in servers:
+        LOG.info("%s listening on %s", item.name, item.url)
     try:
-        results = await asyncio.gather(*(server.serve() for server, *_ in servers),
+        results = await asyncio.gather(*(server.serve() for server, _ in servers),
                                        return_exceptions=True)
     finally:
         for svc in reversed(services):
             await svc.stop()
-    for (server, name, host, port), result in zip(servers, results, strict=True):
+    for (server, item), result in zip(servers, results, strict=True):
         if isinstance(result, BaseException) or not server.started:
-            raise click.ClickException(f"{name} could not listen on {host}:{port} "
-                                       "(is another service using it?)")
+            raise click.ClickException(f"{item.name} could not listen on {item.host}:"
+                                       f"{item.port} (is another service using it?)")
 
 
 def upgrade_all(conf: configmod.Config, only: str | None = None) -> list[str]:
@@ -127,8 +177,11 @@ def register(cli: click.Group) -> None:
         logs.setup(conf.DEFAULT.debug, conf.DEFAULT.log_file)
         upgrade_all(conf, only)
         LOG.info("State directory: %s", conf.state_dir)
-        with contextlib.suppress(KeyboardInterrupt):
-            run(_serve(conf, only))
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                run(_serve(conf, only))
+        except ConfigError as exc:
+            raise click.ClickException(str(exc)) from None
 
     @cli.group()
     def db() -> None:

@@ -19,6 +19,7 @@ import httpx
 
 from ironsight.common.api.errors import error_message
 from ironsight.common.api.pagination import next_query
+from ironsight.common.auth.credentials import Credentials
 
 IRONIC_API_VERSION = "1.115"
 IRONIC_VERSION_HEADER = "X-OpenStack-Ironic-API-Version"
@@ -87,15 +88,18 @@ class ApiClient:
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
         unreachable_hint: str = "",
+        credentials: Credentials | None = None,
     ) -> None:
         self.base_url = normalize_base_url(base_url)
         self.timeout = timeout
         self.unreachable_hint = unreachable_hint
+        creds = credentials or Credentials()
         self._http = httpx.Client(
             base_url=self.base_url,
-            headers={"Accept": "application/json", **(headers or {})},
+            headers={"Accept": "application/json", **(headers or {}), **creds.headers()},
             timeout=timeout,
             transport=transport,
+            verify=creds.ssl_context() if self.base_url.startswith("https:") else True,
         )
 
     def __enter__(self) -> ApiClient:
@@ -192,6 +196,7 @@ def baremetal_client(
     timeout: float = DEFAULT_TIMEOUT,
     transport: httpx.BaseTransport | None = None,
     version: str = IRONIC_API_VERSION,
+    credentials: Credentials | None = None,
 ) -> ApiClient:
     """A client for the Ironic-compatible bare-metal API, at the microversion the CLI speaks
     (the lab asks for `latest`)."""
@@ -201,4 +206,5 @@ def baremetal_client(
         timeout=timeout,
         transport=transport,
         unreachable_hint=SERVE_HINT,
+        credentials=credentials,
     )

@@ -60,6 +60,24 @@ class DefaultSection:
         10.0, "Seconds running actions (power, verification, introspection steps) get to "
         "finish when a service stops; the rest are cancelled and resumed or recovered by the "
         "next start.", minimum=0)
+    auth_strategy: str = opt(
+        "noauth", "Authentication of both APIs: noauth (none: every caller is an admin; "
+        "only allowed on loopback addresses unless allow_remote_noauth) or http_basic (users "
+        "of http_basic_auth_user_file). Their ramdisk endpoints and version documents stay "
+        "open (see docs/security.md).", choices=("noauth", "http_basic"))
+    http_basic_auth_user_file: str = opt(
+        "/etc/ironsight/htpasswd", "With http_basic: an Apache htpasswd file of bcrypt "
+        "entries (htpasswd -B), re-read when it changes.")
+    http_basic_roles: list[str] = opt(
+        [], "With http_basic: each user's role, as USER:ROLE (admin: everything; member: "
+        "reads and actions on nodes and ports, no deletion of nodes; reader: reads only).")
+    http_basic_default_role: str = opt(
+        "reader", "With http_basic: the role of a user of the file not named in "
+        "http_basic_roles (none: such users are refused).",
+        choices=("admin", "member", "reader", "none"))
+    allow_remote_noauth: bool = opt(
+        False, "Let the APIs listen on a non-loopback address with auth_strategy = noauth "
+        "(only on a network that no untrusted host reaches).")
 
 
 @dataclass(frozen=True)
@@ -74,6 +92,14 @@ class ApiSection:
     max_json_depth: int = opt(
         32, "Deepest nesting of arrays and objects accepted in a JSON request body (deeper: "
         "400).", minimum=2)
+    cert_file: str = opt("", "TLS certificate (PEM, the chain after it) of the bare-metal "
+                         "API; with key_file, it serves HTTPS. Empty: HTTP.")
+    key_file: str = opt("", "TLS private key (PEM) of cert_file.")
+    ramdisk_host: str = opt(
+        "", "Address of a second listener serving only the ramdisk's endpoints "
+        "(/v1/continue_inspection) without authentication, for the provisioning network. "
+        "Empty: none (they are served on the main listener only).")
+    ramdisk_port: int = opt(6386, "Port of that listener.", minimum=1)
 
 
 @dataclass(frozen=True)
@@ -153,6 +179,11 @@ class DiscoverdSection:
     power_off: bool = opt(
         True, "With conductor_boots: power the node off when its inspection ends (finished, "
         "failed, aborted or timed out).")
+    username: str = opt("", "User the conductor authenticates as to discoverd (HTTP Basic); "
+                        "required when discoverd's auth_strategy is http_basic.")
+    password: str = opt("", "That user's password.", secret=True)
+    cafile: str = opt("", "CA certificates (PEM) that discoverd's HTTPS certificate is "
+                      "checked against. Empty: the system's.")
 
 
 @dataclass(frozen=True)
@@ -172,6 +203,19 @@ class IntrospectionSection:
                           "URL of the bare-metal service's API that discoverd drives.")
     ironic_auth_token: str = opt("", "Token sent to the bare-metal API (X-Auth-Token), if any.",
                                  secret=True)
+    ironic_username: str = opt("", "User discoverd authenticates as to the bare-metal API "
+                               "(HTTP Basic); it needs role member.")
+    ironic_password: str = opt("", "That user's password.", secret=True)
+    ironic_cafile: str = opt("", "CA certificates (PEM) that the bare-metal API's HTTPS "
+                             "certificate is checked against. Empty: the system's.")
+    cert_file: str = opt("", "TLS certificate (PEM) of discoverd's API; with key_file, it "
+                         "serves HTTPS. Empty: HTTP.")
+    key_file: str = opt("", "TLS private key (PEM) of cert_file.")
+    ramdisk_host: str = opt(
+        "", "Address of a second listener serving only the ramdisk's endpoints (/v1/continue "
+        "and the PXE boot files) without authentication, for the provisioning network. "
+        "Empty: none.")
+    ramdisk_port: int = opt(5051, "Port of that listener.", minimum=1)
     ironic_timeout: float = opt(30.0, "Seconds one bare-metal API call may take.", minimum=0.1)
     ironic_retries: int = opt(
         12, "Attempts of a bare-metal API call that answers 409 (node locked) or 503 (busy).",

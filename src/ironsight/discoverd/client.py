@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ import httpx
 
 from ironsight.common.api.errors import error_message
 from ironsight.common.api.pagination import next_query
+from ironsight.common.auth.credentials import Credentials
 
 __version_info__ = (1, 0, 0)
 __version__ = ".".join(map(str, __version_info__))
@@ -223,11 +225,20 @@ def _wait(uuids: Iterable[str], retry_interval: float, max_retries: int
 # --- clients --------------------------------------------------------------------------------
 
 
-def _headers(auth_token: str | None) -> dict[str, str]:
+def _headers(auth_token: str | None, credentials: Credentials | None) -> dict[str, str]:
     headers = {"Accept": "application/json", VERSION_HEADER: API_VERSION}
     if auth_token:
         headers["X-Auth-Token"] = auth_token
+    if credentials is not None:
+        headers.update(credentials.headers())
     return headers
+
+
+def _verify(base_url: str, credentials: Credentials | None) -> ssl.SSLContext | bool:
+    """A context checking against the configured CA for HTTPS; the default otherwise."""
+    if credentials is not None and base_url.startswith("https:"):
+        return credentials.ssl_context()
+    return True
 
 
 def _request_args(call: _Call) -> dict[str, Any]:
@@ -248,12 +259,14 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.BaseTransport | None = None,
         sleep_function: Callable[[float], None] = time.sleep,
+        credentials: Credentials | None = None,
     ) -> None:
         self.base_url = normalize_url(base_url)
         self.timeout = timeout
         self._sleep = sleep_function
-        self._http = httpx.Client(base_url=self.base_url, headers=_headers(auth_token),
-                                  timeout=timeout, transport=transport)
+        self._http = httpx.Client(base_url=self.base_url,
+                                  headers=_headers(auth_token, credentials), timeout=timeout,
+                                  transport=transport, verify=_verify(self.base_url, credentials))
 
     def __enter__(self) -> Client:
         return self
@@ -338,11 +351,13 @@ class AsyncClient:
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep_function: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        credentials: Credentials | None = None,
     ) -> None:
         self.base_url = normalize_url(base_url)
         self.timeout = timeout
         self._sleep = sleep_function
-        self._headers = _headers(auth_token)
+        self._headers = _headers(auth_token, credentials)
+        self._verify = _verify(self.base_url, credentials)
         self._http = (httpx.AsyncClient(base_url=self.base_url, headers=self._headers,
                                         timeout=timeout, transport=transport)
                       if transport is not None else None)
@@ -374,7 +389,8 @@ class AsyncClient:
     async def _send_aiohttp(self, call: _Call) -> Any:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
-                headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.timeout))
+                headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.timeout),
+                connector=aiohttp.TCPConnector(ssl=self._verify))
         url = f"{self.base_url}/{call.path.lstrip('/')}"
         data = json.dumps(call.body) if call.has_body else None
         headers = {"Content-Type": "application/json"} if call.has_body else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import ssl
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -19,6 +20,7 @@ import aiohttp
 
 from ironsight.common.api.errors import error_message
 from ironsight.common.api.pagination import next_query
+from ironsight.common.auth.credentials import Credentials
 from ironsight.common.config import Config
 from ironsight.common.exceptions import IronsightError
 
@@ -66,8 +68,9 @@ class Ironic:
         self.base = section.ironic_url.rstrip("/")
         self.headers = {"X-OpenStack-Ironic-API-Version": API_VERSION,
                         "Content-Type": "application/json"}
-        if section.ironic_auth_token:
-            self.headers["X-Auth-Token"] = section.ironic_auth_token
+        self.credentials = Credentials(section.ironic_username, section.ironic_password,
+                                       section.ironic_auth_token, section.ironic_cafile)
+        self.headers.update(self.credentials.headers())
         self.attempts = section.ironic_retries
         self.interval = section.ironic_retry_interval
         self.unreachable_for = section.ironic_unreachable_timeout
@@ -79,8 +82,12 @@ class Ironic:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 headers=self.headers, timeout=self.timeout,
-                connector=aiohttp.TCPConnector(limit=64, keepalive_timeout=30))
+                connector=aiohttp.TCPConnector(limit=64, keepalive_timeout=30,
+                                               ssl=self._ssl()))
         return self._session
+
+    def _ssl(self) -> ssl.SSLContext | bool:
+        return self.credentials.ssl_context() if self.base.startswith("https:") else True
 
     async def close(self) -> None:
         if self._session is not None:

@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 from ironsight.common.config import Config
 from ironsight.common.db import Database, run_migrations
 from ironsight.common.workers import WorkerPool
-from ironsight.discoverd.api.app import create_app
+from ironsight.discoverd.api.app import create_app, create_ramdisk_app
 from ironsight.discoverd.api.base import DiscoverdDeps
 from ironsight.discoverd.db.models import VERSION_TABLE
 from ironsight.discoverd.introspect import Introspector
@@ -52,10 +52,12 @@ class DiscoverdService:
         self.recovery = Recovery(conf, self.cache, self.introspector, self.processor,
                                  self.workers, self.members)
         self.metrics = discoverd_metrics(self.cache, self.members, self.pxe)
-        self.app: Starlette = create_app(
-            DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
-                          self.members),
-            self.pxe.routes() if self.pxe is not None else (), self.metrics)
+        deps = DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
+                             self.members)
+        boot_routes = self.pxe.routes() if self.pxe is not None else []
+        self.app: Starlette = create_app(deps, boot_routes, self.metrics)
+        self.ramdisk_app = (create_ramdisk_app(deps, boot_routes)
+                            if conf.introspection.ramdisk_host else None)
         self._periodic: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:

@@ -172,7 +172,9 @@ def service_config(state_dir: Path, net: LabNetwork, ramdisk_dir: Path,
     """`ironsight serve`'s configuration inside the namespace."""
     di_url = f"http://{net.address}:{NS_DISCOVERD_PORT}"
     sections: dict[str, dict[str, str]] = {
-        "DEFAULT": {"state_dir": str(state_dir)},
+        # discoverd listens on the lab bridge, inside the lab's own network namespace, which
+        # no other host reaches (and whose ports are published only on root's loopback)
+        "DEFAULT": {"state_dir": str(state_dir), "allow_remote_noauth": "true"},
         "api": {"host": "127.0.0.1", "port": str(NS_API_PORT)},
         "discoverd": {"enabled": "true", "service_url": f"{di_url}/v1"},
         "introspection": {"host": net.address, "port": str(NS_DISCOVERD_PORT),

@@ -61,14 +61,6 @@ class Service(ServiceProcess):
         if service_url and only is None:
             self.configure(discoverd={"service_url": f"{self.di_url}/v1"})
 
-    def configure(self, **sections: dict[str, str]) -> Service:
-        parser = configparser.ConfigParser(default_section="\x00none", interpolation=None)
-        parser.read(self.conf)
-        parser.read_dict(sections)
-        with open(self.conf, "w") as fh:
-            parser.write(fh)
-        return self
-
     def _ready_urls(self) -> list[str]:
         if self.only == "baremetal":
             return [self.url]
@@ -92,7 +84,7 @@ class Service(ServiceProcess):
                 self.stop()
                 raise RuntimeError(f"ironsight serve did not answer:\n{self.log.read_text()}")
             try:
-                httpx.get(f"{pending[0]}/v1", timeout=1)
+                httpx.get(f"{pending[0]}/v1", timeout=1, verify=self.verify)
                 pending.pop(0)
             except httpx.TransportError:
                 time.sleep(0.05)
@@ -100,10 +92,12 @@ class Service(ServiceProcess):
 
     def client(self) -> httpx.Client:
         """A client of the bare-metal API (latest microversion)."""
-        return httpx.Client(base_url=self.url, headers=H, timeout=15)
+        return httpx.Client(base_url=self.url, headers=H, timeout=15, verify=self.verify,
+                            auth=self.auth)
 
     def di_client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.di_url, timeout=15)
+        return httpx.Client(base_url=self.di_url, timeout=15, verify=self.verify,
+                            auth=self.auth)
 
 
 # --- machines -----------------------------------------------------------------------------
@@ -184,7 +178,8 @@ def history(client: httpx.Client, ident: str) -> list[dict[str, Any]]:
 
 
 def di_status(svc: Service, uuid: str) -> dict[str, Any]:
-    resp = httpx.get(f"{svc.di_url}/v1/introspection/{uuid}", timeout=10)
+    resp = httpx.get(f"{svc.di_url}/v1/introspection/{uuid}", timeout=10, verify=svc.verify,
+                     auth=svc.auth)
     assert resp.status_code == 200, resp.text
     return dict(resp.json())
 

@@ -104,6 +104,8 @@ sync_period = 1
         started.append(bm)
         for name, port in (("a", 5050), ("b", 5051)):
             started.append(Replica(pxe_net, tmp_path / name, (
+                # (in [DEFAULT]) the test's own network namespace: no other host reaches it
+                "allow_remote_noauth = true\n"
                 f"[introspection]\nhost = 0.0.0.0\nport = {port}\n"
                 f"connection = {socket_url(database)}\nheartbeat_interval = 0.5\n"
                 "heartbeat_timeout = 3\n") + pxe, "discoverd", port))

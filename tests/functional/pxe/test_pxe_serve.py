@@ -51,6 +51,8 @@ async def test_serve_with_pxe_answers_nodes_and_refuses_enrolled_macs(pxe_net: P
     conf.write_text(f"""
 [DEFAULT]
 state_dir = {state}
+# inside the test's own network namespace: no other host reaches it
+allow_remote_noauth = true
 [api]
 port = 6385
 [introspection]

@@ -1,4 +1,5 @@
-"""The bare-metal service's ASGI application: Ironic's v1 API, built from the common toolkit."""
+"""The bare-metal service's ASGI applications: Ironic's v1 API, built from the common toolkit,
+and the open subset a ramdisk needs, for a listener of its own on the provisioning network."""
 
 from __future__ import annotations
 
@@ -10,11 +11,33 @@ from ironsight.common.api.app import ApiSpec
 from ironsight.common.api.app import create_app as build_app
 from ironsight.common.api.errors import ironic_envelope
 from ironsight.common.api.metrics import Metrics
+from ironsight.common.auth.policy import VERSION_DOCUMENTS, AccessRules, rule
+from ironsight.common.auth.strategy import authenticator
+
+# Open without credentials: what Ironic leaves open too (version discovery, the ramdisk's
+# callbacks; those are protected by other means, see docs/security.md).
+ACCESS = AccessRules(
+    public=(VERSION_DOCUMENTS,
+            rule({"POST"}, r"/v1/continue_inspection"),
+            rule({"GET"}, r"/v1/lookup"),
+            rule({"POST"}, r"/v1/heartbeat/[^/]+")),
+    admin_only=(rule({"DELETE"}, r"/v1/nodes/[^/]+"),))
+
+
+def _spec(deps: BaremetalDeps, metrics: Metrics | None, *, open_only: bool) -> ApiSpec:
+    conf = deps.conf.api
+    return ApiSpec(versions=VERSIONS, envelope=ironic_envelope,
+                   public_endpoint=conf.public_endpoint, max_body_size=conf.max_body_size,
+                   max_json_depth=conf.max_json_depth, metrics=metrics,
+                   authenticator=None if open_only else authenticator(deps.conf),
+                   access=ACCESS)
 
 
 def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette:
-    conf = deps.conf.api
-    spec = ApiSpec(versions=VERSIONS, envelope=ironic_envelope,
-                   public_endpoint=conf.public_endpoint, max_body_size=conf.max_body_size,
-                   max_json_depth=conf.max_json_depth, metrics=metrics)
-    return build_app(spec, deps, [*root.routes, *nodes.routes, *ports.routes, *ramdisk.routes])
+    return build_app(_spec(deps, metrics, open_only=False), deps,
+                     [*root.routes, *nodes.routes, *ports.routes, *ramdisk.routes])
+
+
+def create_ramdisk_app(deps: BaremetalDeps) -> Starlette:
+    """Only the open endpoints, for `[api] ramdisk_host`: nothing there needs credentials."""
+    return build_app(_spec(deps, None, open_only=True), deps, [*root.routes, *ramdisk.routes])

@@ -141,7 +141,8 @@ def history_doc(row: Mapping[str, Any], base: str, node_uuid: str,
     doc = {"uuid": row["uuid"], "created_at": iso(row["created_at"]),
            "severity": row["severity"], "event": row["event"]}
     if detail:
-        doc.update(event_type=row["event_type"], conductor=row["conductor"], user=None)
+        doc.update(event_type=row["event_type"], conductor=row["conductor"],
+                   user=row.get("user"))
     doc["links"] = links(base, f"nodes/{node_uuid}/history/{row['uuid']}")
     return doc
 

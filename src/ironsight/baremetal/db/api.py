@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ironsight.baremetal.db import combined
 from ironsight.baremetal.db.models import conductors, history, nodes, ports
+from ironsight.common.auth.identity import acting_user
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Conn
 from ironsight.common.exceptions import Conflict, InvalidParameterValue, NotFound
@@ -67,7 +68,7 @@ def history_row(node_id: int | None, event: str, *, severity: str = "INFO",
                 event_type: str = "provisioning", conductor: str | None = None) -> Row:
     return {"uuid": new_uuid(), "node_id": node_id, "created_at": utcnow(),
             "severity": severity, "event_type": event_type, "event": event,
-            "conductor": conductor}
+            "conductor": conductor, "user": acting_user()}
 
 
 async def _insert(conn: Conn, stmt: Any, defaults: Row, values: Row,

@@ -82,6 +82,7 @@ history = Table(
     Column("event_type", String(32), nullable=False),
     Column("event", Text, nullable=False),
     Column("conductor", String(255), nullable=True),
+    Column("user", String(255), nullable=True),
     Index("bm_history_node_idx", "node_id", "id"),
 )
 

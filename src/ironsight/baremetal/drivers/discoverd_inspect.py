@@ -42,6 +42,7 @@ from ironsight.baremetal.drivers.base import (
     NodeContext,
     WaitingNode,
 )
+from ironsight.common.auth.credentials import Credentials
 from ironsight.common.clock import utcnow
 from ironsight.common.config import Config
 from ironsight.common.exceptions import DiscoverdDisabled, DriverLoadError, IronsightError
@@ -113,7 +114,10 @@ class DiscoverdInspect(InspectInterface):
         """One pooled async client per interface, created in the running loop."""
         if self._client is None:
             assert self.client_lib is not None
-            self._client = self.client_lib.AsyncClient(self.conf.discoverd.service_url)
+            section = self.conf.discoverd
+            self._client = self.client_lib.AsyncClient(
+                section.service_url, credentials=Credentials(
+                    section.username, section.password, cafile=section.cafile))
         return self._client
 
     async def close(self) -> None:

@@ -4,18 +4,19 @@ Each service describes its API once (`ApiSpec`: microversions, error envelope, p
 endpoint, body limits) and hands `create_app` its routes and its dependencies: the objects
 its endpoints may use (a conductor, a node cache...). Endpoints then receive those through
 their request context, typed, and never the assembled service. Cross-cutting behaviour for
-both APIs (authentication and TLS later) goes here, once.
+both APIs (authentication: `ironsight.common.auth`) goes here, once.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -23,6 +24,8 @@ from starlette.routing import BaseRoute, Route
 from ironsight.common.api.errors import Envelope
 from ironsight.common.api.metrics import CONTENT_TYPE, Metrics
 from ironsight.common.api.versions import Version, VersionPolicy
+from ironsight.common.auth.middleware import Authenticator, AuthMiddleware
+from ironsight.common.auth.policy import AccessRules
 from ironsight.common.exceptions import IronsightError
 
 
@@ -34,6 +37,9 @@ class ApiSpec:
     max_body_size: int
     max_json_depth: int
     metrics: Metrics | None = None  # served on GET /metrics; requests are timed into it
+    # who may call what; no authenticator: no checks (an app serving only open endpoints)
+    authenticator: Authenticator | None = None
+    access: AccessRules = field(default_factory=AccessRules)
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None
@@ -68,8 +74,21 @@ def _metrics_route(metrics: Metrics) -> Route:
 
 
 def create_app(spec: ApiSpec, deps: Any, routes: Sequence[BaseRoute]) -> Starlette:
+    """The service's application; every request passes the authentication middleware first
+    when the spec has an authenticator."""
     served = [*routes, _metrics_route(spec.metrics)] if spec.metrics else list(routes)
-    app = Starlette(routes=served, exception_handlers={HTTPException: _http_error})
+    middleware = []
+    if spec.authenticator is not None:
+
+        def deny(status: int, message: str, headers: dict[str, str]) -> Response:
+            response = error_response(spec, IronsightError(message, code=status), None)
+            response.headers.update(headers)
+            return response
+
+        middleware.append(Middleware(AuthMiddleware, authenticator=spec.authenticator,
+                                     rules=spec.access, deny=deny))
+    app = Starlette(routes=served, middleware=middleware,
+                    exception_handlers={HTTPException: _http_error})
     app.state.spec = spec
     app.state.deps = deps
     return app

@@ -1,5 +1,6 @@
-"""discoverd's ASGI application: the inspector's v1 API, built from the common toolkit, plus
-the PXE side's boot-file routes when it runs."""
+"""discoverd's ASGI applications: the inspector's v1 API, built from the common toolkit, plus
+the PXE side's boot-file routes when it runs; and the open subset booting nodes need (the
+callback and the boot files), for a listener of its own on the provisioning network."""
 
 from __future__ import annotations
 
@@ -12,15 +13,36 @@ from ironsight.common.api.app import ApiSpec
 from ironsight.common.api.app import create_app as build_app
 from ironsight.common.api.errors import inspector_envelope
 from ironsight.common.api.metrics import Metrics
+from ironsight.common.auth.policy import VERSION_DOCUMENTS, AccessRules, rule
+from ironsight.common.auth.strategy import authenticator
 from ironsight.discoverd.api import callback, introspection, members, root
 from ironsight.discoverd.api.base import VERSIONS, DiscoverdDeps
+
+# Open without credentials: version discovery, the ramdisk's report (checked by its callback
+# token instead) and the boot files iPXE fetches.
+ACCESS = AccessRules(public=(VERSION_DOCUMENTS,
+                             rule({"POST"}, r"/v1/continue"),
+                             rule({"GET", "HEAD"}, r"/boot[^/]*|/pxe/[^/]+")))
+
+
+def _spec(deps: DiscoverdDeps, metrics: Metrics | None, *, open_only: bool) -> ApiSpec:
+    conf = deps.conf.introspection
+    return ApiSpec(versions=VERSIONS, envelope=inspector_envelope,
+                   public_endpoint=conf.public_endpoint, max_body_size=conf.max_body_size,
+                   max_json_depth=conf.max_json_depth, metrics=metrics,
+                   authenticator=None if open_only else authenticator(deps.conf),
+                   access=ACCESS)
 
 
 def create_app(deps: DiscoverdDeps, extra_routes: Sequence[BaseRoute] = (),
                metrics: Metrics | None = None) -> Starlette:
-    conf = deps.conf.introspection
-    spec = ApiSpec(versions=VERSIONS, envelope=inspector_envelope,
-                   public_endpoint=conf.public_endpoint, max_body_size=conf.max_body_size,
-                   max_json_depth=conf.max_json_depth, metrics=metrics)
-    return build_app(spec, deps, [*root.routes, *introspection.routes, *callback.routes,
-                                  *members.routes, *extra_routes])
+    return build_app(_spec(deps, metrics, open_only=False), deps,
+                     [*root.routes, *introspection.routes, *callback.routes,
+                      *members.routes, *extra_routes])
+
+
+def create_ramdisk_app(deps: DiscoverdDeps, boot_routes: Sequence[BaseRoute] = ()
+                       ) -> Starlette:
+    """Only the open endpoints, for `[introspection] ramdisk_host`."""
+    return build_app(_spec(deps, None, open_only=True), deps,
+                     [*root.routes, *callback.routes, *boot_routes])

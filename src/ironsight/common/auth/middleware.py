@@ -1,0 +1,125 @@
+"""The authentication middleware both services' applications are wrapped in: who is calling
+(an `Authenticator`), and may they (`AccessRules`). A refusal is answered in the service's own
+error envelope: 401 with a `WWW-Authenticate` challenge when credentials are missing or
+wrong, 403 when the caller's role is too low."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ironsight.common.auth.htpasswd import UserFile
+from ironsight.common.auth.identity import ANONYMOUS_ADMIN, Identity, Role, act_as
+from ironsight.common.auth.policy import AccessRules
+
+REALM = "ironsight"
+
+
+class Authenticator(Protocol):
+    name: str
+
+    async def identify(self, authorization: str | None) -> Identity | None:
+        """The caller named by an Authorization header; None: not authenticated."""
+
+
+class NoAuth:
+    name = "noauth"
+
+    async def identify(self, authorization: str | None) -> Identity | None:
+        return ANONYMOUS_ADMIN
+
+
+def basic_credentials(authorization: str | None) -> tuple[str, str] | None:
+    """(user, password) of a `Basic` Authorization header; None when it is not one."""
+    if not authorization:
+        return None
+    scheme, _, encoded = authorization.partition(" ")
+    if scheme.lower() != "basic" or len(encoded) > 4096:
+        return None
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    user, sep, password = decoded.partition(":")
+    return (user, password) if sep and user else None
+
+
+class HttpBasic:
+    """Users of an htpasswd file, each with the role configured for them."""
+
+    name = "http_basic"
+
+    def __init__(self, users: UserFile, roles: Mapping[str, Role], default_role: Role | None
+                 ) -> None:
+        self.users = users
+        self.roles = dict(roles)
+        self.default_role = default_role
+
+    async def identify(self, authorization: str | None) -> Identity | None:
+        credentials = basic_credentials(authorization)
+        if credentials is None:
+            return None
+        user, password = credentials
+        role = self.roles.get(user, self.default_role)
+        if role is None:
+            return None
+        # bcrypt is slow on purpose: off the event loop, so that one check does not stall
+        # every other request.
+        if (not self.users.remembered(user, password)
+                and not await asyncio.to_thread(self.users.check, user, password)):
+            return None
+        return Identity(user, role)
+
+
+Deny = Callable[[int, str, dict[str, str]], Response]
+
+
+class AuthMiddleware:
+    def __init__(self, app: ASGIApp, authenticator: Authenticator, rules: AccessRules,
+                 deny: Deny) -> None:
+        self.app = app
+        self.authenticator = authenticator
+        self.rules = rules
+        self.deny = deny
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        method, path = scope["method"], scope["path"]
+        needed = self.rules.required(method, path)
+        if needed is None:
+            await self.app(scope, receive, send)
+            return
+        identity = await self.authenticator.identify(_header(scope, b"authorization"))
+        if identity is None:
+            await self._refuse(scope, receive, send, 401,
+                               "Authentication required: give the credentials of a user of "
+                               "this service (HTTP Basic).",
+                               {"WWW-Authenticate": f'Basic realm="{REALM}"'})
+            return
+        if identity.role < needed:
+            await self._refuse(scope, receive, send, 403,
+                               f"User {identity.user!r} has role {identity.role.name.lower()}"
+                               f"; {method} {path} needs role {needed.name.lower()}.", {})
+            return
+        scope.setdefault("state", {})["identity"] = identity
+        act_as(identity)
+        await self.app(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int,
+                      message: str, headers: dict[str, str]) -> None:
+        await self.deny(status, message, headers)(scope, receive, send)
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
