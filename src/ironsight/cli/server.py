@@ -13,6 +13,7 @@ import click
 from ironsight.common import config as configmod
 from ironsight.common import logs
 from ironsight.common.exceptions import ConfigError
+from ironsight.common.files import private_dir
 
 LOG = logging.getLogger(__name__)
 
@@ -103,6 +104,7 @@ def upgrade_all(conf: configmod.Config, only: str | None = None) -> list[str]:
 
     done = []
     try:
+        private_dir(conf.state_dir)
         if only in (None, "baremetal"):
             upgrade_bm(conf)
             done.append("bare-metal tables at revision "
