@@ -25,6 +25,20 @@ def _load(config_file: str | None) -> configmod.Config:
         raise click.ClickException(str(exc)) from None
 
 
+def _check_key_file(conf: configmod.Config) -> None:
+    """A configured secrets key file that cannot be used stops `serve` before it starts,
+    with one line naming the file."""
+    if conf.DEFAULT.secrets_key_file:
+        from pathlib import Path
+
+        from ironsight.common.keyfile import KeyFile
+
+        try:
+            KeyFile(Path(conf.DEFAULT.secrets_key_file).expanduser())
+        except ConfigError as exc:
+            raise click.ClickException(f"[DEFAULT] secrets_key_file: {exc}") from None
+
+
 config_file_option = click.option(
     "--config-file", type=click.Path(dir_okay=False), default=None,
     help="INI configuration file (default: embedded defaults).")
@@ -127,6 +141,8 @@ def register(cli: click.Group) -> None:
         """Run the bare-metal service (API and conductor) and discoverd."""
         conf = _load(config_file)
         logs.setup(conf.DEFAULT.debug, conf.DEFAULT.log_file)
+        if only in (None, "baremetal"):
+            _check_key_file(conf)
         upgrade_all(conf, only)
         LOG.info("State directory: %s", conf.state_dir)
         with contextlib.suppress(KeyboardInterrupt):

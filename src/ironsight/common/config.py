@@ -60,6 +60,11 @@ class DefaultSection:
         10.0, "Seconds running actions (power, verification, introspection steps) get to "
         "finish when a service stops; the rest are cancelled and resumed or recovered by the "
         "next start.", minimum=0)
+    secrets_key_file: str = opt(
+        "", "File of Fernet keys (ironsight secrets create-key) with which the secret "
+        "driver_info fields (passwords, SSH keys) are encrypted in the database; the "
+        "conductor decrypts them only for driver calls. Empty: stored as given. Existing "
+        "plain values are encrypted by `ironsight secrets encrypt`.")
 
 
 @dataclass(frozen=True)
