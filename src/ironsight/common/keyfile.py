@@ -3,8 +3,8 @@
 The first key encrypts; every key listed decrypts (MultiFernet), so a rotation adds a key
 in front, re-encrypts, then drops the old ones, and values stay readable at every step. A
 running service notices when the file changes (a rotation made by `ironsight secrets
-rotate-key` while it runs) and reads it again: before each encryption, and when a value
-does not open with the keys it holds.
+rotate-key` while it runs) and reads it again: each use checks the file's inode, size and
+modification time first (one stat, a few microseconds beside Fernet's tens).
 """
 
 from __future__ import annotations
@@ -124,12 +124,8 @@ class KeyFile:
 
     def decrypt(self, token: bytes) -> bytes:
         """The plain bytes; InvalidToken when no key of the file opens the token."""
+        self.refresh()  # a stat: a key removed from the file no longer opens anything
         assert self._fernet is not None
-        try:
-            return self._fernet.decrypt(token)
-        except InvalidToken:
-            if not self.refresh():
-                raise
         return self._fernet.decrypt(token)
 
     def is_primary(self, token: bytes) -> bool:

@@ -30,7 +30,7 @@ def test_creating_a_key_file_never_replaces_one(tmp_path: Path) -> None:
 
 
 def test_a_missing_key_file_is_named_with_how_to_create_one(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="does not exist.*create-key"):
+    with pytest.raises(ConfigError, match=r"does not exist.*create-key"):
         read_keys(tmp_path / "nope")
 
 
@@ -65,8 +65,10 @@ def test_a_rotated_file_is_read_again_by_a_running_reader(tmp_path: Path) -> Non
     write_keys(path, [old])
     keys = KeyFile(path)
     write_keys(path, [new])
-    assert keys.decrypt(Fernet(new).encrypt(b"z")) == b"z"  # unknown token: file read again
+    assert keys.decrypt(Fernet(new).encrypt(b"z")) == b"z"
     assert Fernet(new).decrypt(keys.encrypt(b"w")) == b"w"
+    with pytest.raises(InvalidToken):  # a key removed from the file opens nothing more
+        keys.decrypt(Fernet(old).encrypt(b"u"))
 
 
 def test_a_token_of_no_listed_key_is_refused(tmp_path: Path) -> None:

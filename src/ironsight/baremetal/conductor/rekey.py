@@ -81,9 +81,10 @@ async def reseal_all(db: Database, secrets: DriverSecrets, *, patience: float = 
         if retry and time.monotonic() > deadline:
             async with db.read() as conn:
                 for node_id in retry:
-                    found = (await conn.execute(_READ_ONE, {"node_id": node_id})).first()
+                    found = (await conn.execute(_READ_ONE, {"node_id": node_id})
+                             ).mappings().first()
                     if found is not None:
-                        done.locked.append(str(found.uuid))
+                        done.locked.append(str(found["uuid"]))
             break
     return done
 
