@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .conftest import PG_URL, drop_pg_database, fresh_pg_database
+from .conftest import PG_URL, ServiceProcess, drop_pg_database, fresh_pg_database
 
 
 def ironsight(*args: str, env: dict[str, str] | None = None,
@@ -126,3 +127,45 @@ def test_serve_without_config_uses_embedded_defaults(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         assert proc.wait(15) == 0
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_db_upgrade_under_umask_022_makes_state_private(tmp_path: Path) -> None:
+    """The databases hold BMC credentials: the state directory is 0700 and each database
+    0600, though the usual umask would make them readable by every user of the host."""
+    state = tmp_path / "state"
+    old = os.umask(0o022)
+    try:
+        proc = ironsight("db", "upgrade", env={"IRONSIGHT_STATE_DIR": str(state)})
+    finally:
+        os.umask(old)
+    assert proc.returncode == 0, proc.stderr
+    assert _mode(state) == 0o700
+    assert _mode(state / "ironsight.sqlite") == 0o600
+    assert _mode(state / "discoverd.sqlite") == 0o600
+
+
+def test_a_running_service_keeps_its_databases_and_their_wal_0600(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir(0o755)
+    state.chmod(0o755)  # as an operator's mkdir left it: tightened at start
+    old = os.umask(0o022)
+    try:
+        svc = ServiceProcess(state).start()
+    finally:
+        os.umask(old)
+    try:
+        resp = httpx.post(f"{svc.url}/v1/nodes", json={"driver": "fake", "name": "modes"},
+                          headers={"X-OpenStack-Ironic-API-Version": "1.115"}, timeout=10)
+        assert resp.status_code == 201, resp.text
+        assert _mode(state) == 0o700
+        files = sorted(p.name for p in state.glob("*.sqlite*"))
+        assert "ironsight.sqlite-wal" in files and "ironsight.sqlite-shm" in files
+        for name in files:
+            assert _mode(state / name) == 0o600, name
+        assert "was open to other users (mode 0755)" in svc.log.read_text()
+    finally:
+        svc.stop()

@@ -14,6 +14,7 @@ from ironsight.baremetal.conductor.periodic import PeriodicTasks
 from ironsight.baremetal.db.models import VERSION_TABLE
 from ironsight.baremetal.drivers.loader import load_drivers
 from ironsight.baremetal.metrics import baremetal_metrics
+from ironsight.baremetal.secrets import DriverSecrets
 from ironsight.common.config import Config
 from ironsight.common.db import Database, run_migrations
 
@@ -31,7 +32,9 @@ class BaremetalService:
         self.conf = conf
         self.db = Database(conf.database_url, pool_size=conf.database.pool_size,
                            busy_timeout_ms=conf.database.sqlite_busy_timeout)
-        self.conductor = Conductor(conf, self.db, load_drivers(conf))
+        drivers = load_drivers(conf)
+        secrets = DriverSecrets.from_config(conf, drivers.every_secret_key())
+        self.conductor = Conductor(conf, self.db, drivers, secrets)
         self.periodic = PeriodicTasks(self.conductor)
         self.metrics = baremetal_metrics(self.conductor, self.db)
         deps = BaremetalDeps(conf, self.conductor, self.conductor.records)

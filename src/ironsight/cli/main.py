@@ -14,7 +14,17 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from ironsight.cli import agent, driver, introspection, lab, node, port, ramdisk, server
+    from ironsight.cli import (
+        agent,
+        driver,
+        introspection,
+        lab,
+        node,
+        port,
+        ramdisk,
+        secrets,
+        server,
+    )
 
     server.register(cli)
     node.register(cli)
@@ -24,6 +34,7 @@ def _register() -> None:
     agent.register(cli)
     ramdisk.register(cli)
     lab.register(cli)
+    secrets.register(cli)
 
 
 def main() -> None:

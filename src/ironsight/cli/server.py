@@ -16,6 +16,7 @@ from ironsight.common import config as configmod
 from ironsight.common import logs
 from ironsight.common.auth.strategy import check_listeners
 from ironsight.common.exceptions import ConfigError
+from ironsight.common.files import private_dir
 
 LOG = logging.getLogger(__name__)
 
@@ -25,6 +26,20 @@ def _load(config_file: str | None) -> configmod.Config:
         return configmod.load(config_file)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _check_key_file(conf: configmod.Config) -> None:
+    """A configured secrets key file that cannot be used stops `serve` before it starts,
+    with one line naming the file."""
+    if conf.DEFAULT.secrets_key_file:
+        from pathlib import Path
+
+        from ironsight.common.keyfile import KeyFile
+
+        try:
+            KeyFile(Path(conf.DEFAULT.secrets_key_file).expanduser())
+        except ConfigError as exc:
+            raise click.ClickException(f"[DEFAULT] secrets_key_file: {exc}") from None
 
 
 config_file_option = click.option(
@@ -153,6 +168,7 @@ def upgrade_all(conf: configmod.Config, only: str | None = None) -> list[str]:
 
     done = []
     try:
+        private_dir(conf.state_dir)
         if only in (None, "baremetal"):
             upgrade_bm(conf)
             done.append("bare-metal tables at revision "
@@ -175,6 +191,8 @@ def register(cli: click.Group) -> None:
         """Run the bare-metal service (API and conductor) and discoverd."""
         conf = _load(config_file)
         logs.setup(conf.DEFAULT.debug, conf.DEFAULT.log_file)
+        if only in (None, "baremetal"):
+            _check_key_file(conf)
         upgrade_all(conf, only)
         LOG.info("State directory: %s", conf.state_dir)
         try:

@@ -78,6 +78,11 @@ class DefaultSection:
     allow_remote_noauth: bool = opt(
         False, "Let the APIs listen on a non-loopback address with auth_strategy = noauth "
         "(only on a network that no untrusted host reaches).")
+    secrets_key_file: str = opt(
+        "", "File of Fernet keys (ironsight secrets create-key) with which the secret "
+        "driver_info fields (passwords, SSH keys) are encrypted in the database; the "
+        "conductor decrypts them only for driver calls. Empty: stored as given. Existing "
+        "plain values are encrypted by `ironsight secrets encrypt`.")
 
 
 @dataclass(frozen=True)

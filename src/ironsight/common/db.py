@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from ironsight.common.exceptions import ConfigError, DatabaseUnavailable
+from ironsight.common.files import prepare_sqlite
 from ironsight.common.pgfast import FastPool
 
 LOG = logging.getLogger(__name__)
@@ -172,7 +173,7 @@ class Database:
         if aurl.get_backend_name() == "sqlite":
             path = _sqlite_path(aurl)
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                prepare_sqlite(path)
             self.sync_engine = create_engine(aurl, pool_size=pool_size, max_overflow=pool_size,
                                              hide_parameters=True)
             self._setup_sqlite(self.sync_engine, busy_timeout_ms)
@@ -376,7 +377,7 @@ def run_migrations(url: str, script_location: str, version_table: str) -> None:
     if surl.get_backend_name() == "sqlite":
         path = _sqlite_path(surl)
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            prepare_sqlite(path)
     cfg = AlembicConfig()
     cfg.set_main_option("script_location", script_location)
     cfg.attributes["url"] = surl

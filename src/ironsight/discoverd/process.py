@@ -25,6 +25,7 @@ from typing import Any
 
 from ironsight.common.config import Config
 from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightError
+from ironsight.common.files import create_private, private_dir
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import formats, states
 from ironsight.discoverd.introspect import Introspector
@@ -238,8 +239,8 @@ class Processor:
             LOG.warning("Node %s: ramdisk logs are not valid base64; not stored", uuid)
             return
         directory: Path = self.conf.ramdisk_logs_dir
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)  # logs may hold what the ramdisk saw (keys, addresses)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S.%f")
         path = directory / f"{uuid}_{stamp}.tar.gz"
-        path.write_bytes(blob)
+        create_private(path, blob)
         LOG.info("Node %s: ramdisk logs stored in %s", uuid, path)

@@ -20,6 +20,7 @@ from typing import Any
 from ironsight.client.http import ClientError, api_answers, node_path
 from ironsight.client.wait import Poller, until
 from ironsight.common.config import default_ramdisk_dir
+from ironsight.common.files import private_dir
 from ironsight.lab import network
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import enroll, provision, wait_states
@@ -141,7 +142,7 @@ def _check_host() -> None:
 def _reset_state_dir(state_dir: Path) -> None:
     """A fresh service database and fresh VMs at every `up`; the ramdisk cache stays. Only
     in a new directory or a lab's: never wipe the databases of a real service."""
-    state_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(state_dir)
     foreign = [p.name for p in state_dir.iterdir() if p.name != "ramdisk"]
     if foreign and not (state_dir / STATE_FILE).exists():
         raise LabError(f"{state_dir} is not empty and holds no lab ({', '.join(foreign[:5])}"

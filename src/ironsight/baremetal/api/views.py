@@ -9,14 +9,9 @@ from typing import Any
 from ironsight.baremetal import states
 from ironsight.baremetal.api.base import links
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
+from ironsight.baremetal.secrets import is_secret
 
 MASK = "******"
-_SECRET_HINTS = ("password", "secret", "token", "key_contents", "private_key")
-
-
-def is_secret(key: str, secret_keys: frozenset[str]) -> bool:
-    low = key.lower()
-    return key in secret_keys or any(hint in low for hint in _SECRET_HINTS)
 
 
 def mask(info: Mapping[str, Any] | None, secret_keys: frozenset[str]) -> dict[str, Any]:

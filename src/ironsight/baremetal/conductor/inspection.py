@@ -37,6 +37,7 @@ from ironsight.baremetal.drivers.base import (
     WaitingNode,
 )
 from ironsight.baremetal.drivers.loader import DriverSet
+from ironsight.baremetal.secrets import SecretUnreadable
 from ironsight.common.config import Config
 from ironsight.common.db import Database
 from ironsight.common.exceptions import (
@@ -440,8 +441,14 @@ class Inspection:
         for row in rows:
             key = iface.pending_abort_key
             pending = (row["driver_internal_info"] or {}).get(key)
-            if not pending or not self.share.mine(row["uuid"]) \
-                    or not await iface.abort(NodeContext.of(row)):
+            if not pending or not self.share.mine(row["uuid"]):
+                continue
+            try:
+                node = self.tasks.secrets.context(row)
+            except SecretUnreadable as exc:
+                LOG.warning("%s", exc)
+                continue
+            if not await iface.abort(node):
                 continue
             async with self.tasks.try_locked(row["uuid"]) as task:
                 if task is not None:

@@ -16,8 +16,9 @@ from ironsight.baremetal import states
 from ironsight.baremetal.conductor.inspection import Inspection
 from ironsight.baremetal.conductor.records import Records
 from ironsight.baremetal.conductor.task import NodeTask, TaskManager
-from ironsight.baremetal.drivers.base import BOOT_DEVICES, NodeContext
+from ironsight.baremetal.drivers.base import BOOT_DEVICES
 from ironsight.baremetal.drivers.loader import DriverSet
+from ironsight.baremetal.secrets import DriverSecrets, SecretUnreadable
 from ironsight.common.config import Config
 from ironsight.common.db import Database
 from ironsight.common.exceptions import (
@@ -43,13 +44,15 @@ def conductor_name(conf: Config) -> str:
 
 
 class Conductor:
-    def __init__(self, conf: Config, db: Database, drivers: DriverSet) -> None:
+    def __init__(self, conf: Config, db: Database, drivers: DriverSet,
+                 secrets: DriverSecrets | None = None) -> None:
         self.conf = conf
         self.db = db
         self.drivers = drivers
         self.name = conductor_name(conf)
         self.workers = WorkerPool(conf.conductor.workers_pool_size)
-        self.tasks = TaskManager(db, self.name, self.workers)
+        self.secrets = secrets or DriverSecrets(None)
+        self.tasks = TaskManager(db, self.name, self.workers, self.secrets)
         # this replica's part of the periodic work (the live members: periodic.py)
         self.share = Share(self.name)
         self.records = Records(db, self.tasks, drivers)
@@ -84,8 +87,8 @@ class Conductor:
 
     async def _verify(self, task: NodeTask) -> None:
         driver = self.drivers.for_node(task.node)
-        ctx = task.context
         try:
+            ctx = task.context
             driver.power.validate(ctx)
             driver.management.validate(ctx)
             power = await driver.power.get_power_state(ctx)
@@ -157,20 +160,24 @@ class Conductor:
     async def get_boot_device(self, ident: str) -> dict[str, Any]:
         node = await self.records.get_node(ident)
         driver = self.drivers.for_node(node)
-        ctx = NodeContext.of(node)
+        ctx = self.secrets.context(node)
         driver.management.validate(ctx)
         return await driver.management.get_boot_device(ctx)
 
     async def supported_boot_devices(self, ident: str) -> list[str]:
         node = await self.records.get_node(ident)
         return self.drivers.for_node(node).management.supported_boot_devices(
-            NodeContext.of(node))
+            self.secrets.context(node))
 
     def validate(self, node: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """Per-interface validation result, as `GET /v1/nodes/{n}/validate` shows it."""
         result: dict[str, dict[str, Any]] = {}
         driver = self.drivers.get(node["driver"])
-        ctx = NodeContext.of(node)
+        try:
+            ctx = self.secrets.context(node)
+        except SecretUnreadable as exc:
+            return {iface: {"result": False, "reason": str(exc)}
+                    for iface in VALIDATED_INTERFACES}
         for iface in VALIDATED_INTERFACES:
             impl = driver.interfaces().get(iface) if driver else None
             if driver is None:

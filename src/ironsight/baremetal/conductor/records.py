@@ -67,6 +67,7 @@ class Records:
 
     async def create_node(self, values: Row, initial_state: str) -> Row:
         self.check_driver(values["driver"], values)
+        values["driver_info"] = self.tasks.secrets.seal(values.get("driver_info"))
         values.update(provision_state=initial_state, power_state=None, maintenance=False,
                       provision_updated_at=dbapi.utcnow(), driver_internal_info={})
         event = dbapi.history_row(None, f"Node created with driver {values['driver']}",
@@ -89,6 +90,9 @@ class Records:
                     if new[key] == row[key]:
                         new[key] = None
                 self.check_driver(new["driver"], new)
+            if new["driver_info"] != row["driver_info"]:
+                new["driver_info"] = self.tasks.secrets.seal(new["driver_info"],
+                                                             row["driver_info"])
             changes = {k: v for k, v in new.items() if v != row[k]}
             if not changes:
                 return row

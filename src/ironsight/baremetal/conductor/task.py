@@ -18,6 +18,7 @@ from typing import Any
 from ironsight.baremetal import states
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.drivers.base import NodeContext
+from ironsight.baremetal.secrets import DriverSecrets
 from ironsight.common.db import Conn, Database, through_outages
 from ironsight.common.exceptions import DatabaseUnavailable, LockLost, NodeLocked, NotFound
 from ironsight.common.workers import WorkerPool
@@ -46,8 +47,10 @@ class NodeTask:
     """
 
     def __init__(self, db: Database, owner: str, node: dict[str, Any],
-                 retries: set[asyncio.Task[None]] | None = None) -> None:
+                 retries: set[asyncio.Task[None]] | None = None,
+                 secrets: DriverSecrets | None = None) -> None:
         self.db = db
+        self.secrets = secrets or DriverSecrets(None)
         self.owner = owner
         self.node = node
         self.epoch = int(node["lock_epoch"])
@@ -62,7 +65,9 @@ class NodeTask:
 
     @property
     def context(self) -> NodeContext:
-        return NodeContext.of(self.node)
+        """What drivers see of the node: its secrets decrypted (SecretUnreadable, a 400
+        naming the node and field, when one cannot be)."""
+        return self.secrets.context(self.node)
 
     def spawn(self, work: Work, what: str) -> None:
         """Run `work` in a worker once the `locked` block ends without an error; the worker
@@ -157,8 +162,10 @@ class NodeTask:
 class TaskManager:
     """Takes node locks for one conductor (`owner`) and runs long work under them."""
 
-    def __init__(self, db: Database, owner: str, workers: WorkerPool) -> None:
+    def __init__(self, db: Database, owner: str, workers: WorkerPool,
+                 secrets: DriverSecrets | None = None) -> None:
         self.db = db
+        self.secrets = secrets or DriverSecrets(None)
         self.owner = owner
         self.workers = workers
         self.conflicts = 0  # lock requests refused because another held the node (metrics)
@@ -171,7 +178,8 @@ class TaskManager:
             async with self.db.single() as conn:
                 row = await dbapi.reserve_node(conn, ident, self.owner)
             if row is not None:
-                return NodeTask(self.db, self.owner, row, self.retried_releases)
+                return NodeTask(self.db, self.owner, row, self.retried_releases,
+                                self.secrets)
             async with self.db.read() as conn:
                 current = await dbapi.get_node(conn, ident)  # NotFound when it is gone
             if attempt + 1 < attempts:

@@ -46,6 +46,11 @@ class DriverSet(Mapping[str, Driver]):
         """driver_info keys that hold secrets for this hardware type (masked in answers)."""
         return self._secrets.get(name or "", frozenset())
 
+    def every_secret_key(self) -> frozenset[str]:
+        """driver_info keys that any hardware type here holds secrets in (encrypted at
+        rest whatever the node's driver: a node may change drivers, its fields stay)."""
+        return frozenset().union(*self._secrets.values())
+
 
 def available() -> dict[str, HardwareType]:
     found: dict[str, HardwareType] = {}
