@@ -16,6 +16,7 @@ from ironsight.baremetal.drivers.loader import load_drivers
 from ironsight.baremetal.metrics import baremetal_metrics
 from ironsight.common.config import Config
 from ironsight.common.db import Database, run_migrations
+from ironsight.common.ratelimit import ramdisk_limiter
 
 LOG = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ class BaremetalService:
         self.periodic = PeriodicTasks(self.conductor)
         self.metrics = baremetal_metrics(self.conductor, self.db)
         self.app: Starlette = create_app(
-            BaremetalDeps(conf, self.conductor, self.conductor.records), self.metrics)
+            BaremetalDeps(conf, self.conductor, self.conductor.records,
+                          ramdisk_limiter=ramdisk_limiter(conf)), self.metrics)
 
     async def start(self) -> None:
         await self.periodic.register()
