@@ -68,6 +68,8 @@ class Processor:
         if failures:
             message = "; ".join(failures)
             if not authenticated:
+                if (await self.cache.get(uuid)).state not in (states.STARTING, states.WAITING):
+                    raise await self._not_accepting(uuid)
                 LOG.warning("Node %s: unauthenticated error report (no callback token) "
                             "ignored; the introspection keeps waiting: %s", uuid, message)
                 raise Invalid(f"{message} (without a callback token this report does not "
