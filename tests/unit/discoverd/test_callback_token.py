@@ -198,7 +198,9 @@ async def test_token_of_an_ended_introspection_is_dead(strict: Discoverd) -> Non
 
 def test_the_agent_and_the_client_send_the_header_discoverd_reads() -> None:
     from ironsight.agent import cmdline
+    from ironsight.baremetal.api import ramdisk
     from ironsight.discoverd import client
 
     assert cmdline.TOKEN_HEADER == client.CALLBACK_TOKEN_HEADER == callback_token.HEADER
+    assert ramdisk.TOKEN_HEADER == callback_token.HEADER
     assert cmdline.TOKEN_KEY == callback_token.KERNEL_PARAM

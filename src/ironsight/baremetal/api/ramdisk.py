@@ -13,7 +13,10 @@ from ironsight.baremetal.api.base import Ctx
 from ironsight.common.api.body import read_json
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.exceptions import Invalid
-from ironsight.discoverd.callback_token import HEADER as TOKEN_HEADER
+
+# discoverd's callback token header (ironsight.discoverd.callback_token.HEADER: the bare-metal
+# service does not import discoverd).
+TOKEN_HEADER = "X-Ironsight-Callback-Token"
 
 
 @endpoint
