@@ -59,6 +59,7 @@ class Services:
         self.extra = (f"[introspection]\nport = {self.di_port}\n{both}"
                       f"ironic_url = http://127.0.0.1:{self.bm_port}\n"
                       "ironic_retry_interval = 0.2\n"
+                      "allow_tokenless_reports = true\n"
                       f"[discoverd]\nenabled = true\n"
                       f"service_url = http://127.0.0.1:{self.di_port}/v1\n"
                       "start_grace_period = 5\n[processing]\nadd_ports = all\n")

@@ -149,7 +149,8 @@ def main() -> None:
         bm_port, di_port = free_port(), free_port()
         extra = (os.environ.get("BENCH_EXTRA", "")
                  + f"[introspection]\nport = {di_port}\nironic_url = http://127.0.0.1:{bm_port}\n"
-                 "ironic_retry_interval = 0.05\n[processing]\nadd_ports = all\n")
+                 "ironic_retry_interval = 0.05\n"
+                 "allow_tokenless_reports = true\n[processing]\nadd_ports = all\n")
         proc = start_service(state, bm_port, args.db_url, extra)
         try:
             time.sleep(1)

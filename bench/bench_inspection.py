@@ -166,6 +166,7 @@ def start_replicas(state: Path, bm_url: str, di_url: str
             state / f"di{i}", free_port(), bm_url,
             f"[introspection]\nport = {di_port}\nironic_url = http://127.0.0.1:{lb_bm}\n"
             f"connection = {di_url}\nironic_retry_interval = 0.05\n"
+            "allow_tokenless_reports = true\n"
             "[processing]\nadd_ports = all\n", only="discoverd", wait_port=di_port))
         env[f"IRONSIGHT_BAREMETAL_{i}"] = f"127.0.0.1:{bm_port}"
         env[f"IRONSIGHT_DISCOVERD_{i}"] = f"127.0.0.1:{di_port}"
@@ -200,7 +201,8 @@ def main() -> None:
         both = f"connection = {di_url}\n" if di_url else ""
         extra = (f"[introspection]\nport = {di_port}\nironic_url = http://127.0.0.1:{bm_port}\n"
                  f"{both}"
-                 "ironic_retry_interval = 0.05\n[processing]\nadd_ports = all\n"
+                 "ironic_retry_interval = 0.05\n"
+                 "allow_tokenless_reports = true\n[processing]\nadd_ports = all\n"
                  f"[discoverd]\nenabled = true\nservice_url = http://127.0.0.1:{di_port}/v1\n")
         if args.replicas == 3:
             if bm_url is None or di_url is None:

@@ -62,15 +62,22 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if args.print_only:
         print(json.dumps(doc, indent=2))
         return EXIT_OK
-    return _deliver(json.dumps(doc).encode(), urls, args)
+    token = cmdline.callback_token(params)
+    if token is None:
+        post.log(f"no callback token ({cmdline.TOKEN_KEY}=) on the kernel command line: the "
+                 "report is accepted only where tokenless reports are allowed")
+    return _deliver(json.dumps(doc).encode(), urls, args, token)
 
 
-def _deliver(body: bytes, urls: list[str], args: argparse.Namespace) -> int:
+def _deliver(body: bytes, urls: list[str], args: argparse.Namespace,
+             token: str | None = None) -> int:
+    """Post to each URL in turn; the token goes in a header, never in argv or the log."""
+    headers = {cmdline.TOKEN_HEADER: token} if token else {}
     for url in urls:
         post.log(f"posting {len(body)} bytes to {url}")
         try:
             reply = post.post(url, body, attempts=args.retries + 1, delay=args.backoff,
-                              timeout=args.timeout)
+                              timeout=args.timeout, headers=headers)
         except post.PostError as exc:
             post.log(str(exc))
             continue

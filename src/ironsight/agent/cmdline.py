@@ -1,10 +1,13 @@
-"""The kernel command line: callback URL and PXE interface (`BOOTIF`).
+"""The kernel command line: callback URL, callback token and PXE interface (`BOOTIF`).
 
 Keys are read in this order for the callback URL; the first one present wins and
 its value may be a comma-separated list of URLs tried in order (as IPA does):
 `ironsight.callback_url`, `discoverd_callback_url` (ironic-discoverd ramdisks),
 `ipa-inspection-callback-url` (ironic-python-agent). IPA's special value `mdns`
 is not supported and is ignored.
+
+`ironsight.callback_token` is the token discoverd's boot script gave this boot; the agent
+sends it with its report (header `X-Ironsight-Callback-Token`) and never prints it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ CALLBACK_KEYS = ("ironsight.callback_url", "discoverd_callback_url",
                  "ipa-inspection-callback-url")
 
 # A word is key=value where the value may be double-quoted, or a bare word.
+TOKEN_KEY = "ironsight.callback_token"
+TOKEN_HEADER = "X-Ironsight-Callback-Token"  # as discoverd's callback_token.HEADER
+
 _WORD = re.compile(r'([^\s=]+)(?:=("[^"]*"|\S*))?')
 _MAC = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
 
@@ -42,6 +48,10 @@ def callback_urls(params: dict[str, str]) -> list[str]:
         if value:
             return split_urls(value)
     return []
+
+
+def callback_token(params: dict[str, str]) -> str | None:
+    return params.get(TOKEN_KEY) or None
 
 
 def split_urls(value: str) -> list[str]:

@@ -17,6 +17,7 @@ from ironsight.baremetal.metrics import baremetal_metrics
 from ironsight.baremetal.secrets import DriverSecrets
 from ironsight.common.config import Config
 from ironsight.common.db import Database, run_migrations
+from ironsight.common.ratelimit import ramdisk_limiter
 
 LOG = logging.getLogger(__name__)
 
@@ -37,7 +38,8 @@ class BaremetalService:
         self.conductor = Conductor(conf, self.db, drivers, secrets)
         self.periodic = PeriodicTasks(self.conductor)
         self.metrics = baremetal_metrics(self.conductor, self.db)
-        deps = BaremetalDeps(conf, self.conductor, self.conductor.records)
+        deps = BaremetalDeps(conf, self.conductor, self.conductor.records,
+                             ramdisk_limiter=ramdisk_limiter(conf))
         self.app: Starlette = create_app(deps, self.metrics)
         self.ramdisk_app = create_ramdisk_app(deps) if conf.api.ramdisk_host else None
 

@@ -264,6 +264,25 @@ class IntrospectionSection:
         "", "Where ramdisk logs are written (when an introspection fails, or always with "
         "always_store_ramdisk_logs). Empty: ramdisk-logs in the state directory.")
     always_store_ramdisk_logs: bool = opt(False, "Store ramdisk logs of successful runs too.")
+    # --- the ramdisk side's protection (docs/security-ramdisk.md) ---
+    allow_tokenless_reports: bool = opt(
+        False, "Accept ramdisk reports that carry no callback token (stock ironic-python-agent "
+        "ramdisks, nodes booted without discoverd's PXE side). Anyone who can reach "
+        "/v1/continue and knows a MAC or BMC address of a node under introspection can then "
+        "post its data. A report with a wrong token is refused either way, and an error "
+        "report without a valid token never ends an introspection.")
+    ramdisk_rate_limit: float = opt(
+        60.0, "Requests per minute one source address may make to the ramdisk endpoints "
+        "(/v1/continue, the bare-metal API's /v1/continue_inspection, the PXE boot scripts); "
+        "beyond it: 429 with Retry-After. Counted per process (each replica counts its own). "
+        "0: no limit.", minimum=0)
+    ramdisk_rate_burst: int = opt(
+        20, "Requests one source address may make at once before ramdisk_rate_limit applies.",
+        minimum=1)
+    ramdisk_rate_limit_exempt: list[str] = opt(
+        ["127.0.0.0/8", "::1"], "Source addresses or networks (CIDR) the ramdisk rate limit "
+        "does not apply to. Loopback by default: only this host can use it (empty it when a "
+        "reverse proxy on this host forwards the provisioning network's requests).")
 
 
 @dataclass(frozen=True)

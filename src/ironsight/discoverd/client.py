@@ -40,6 +40,7 @@ DEFAULT_URL = "http://127.0.0.1:5050/v1"
 DEFAULT_TIMEOUT = 10.0
 API_VERSION = "1.18"
 VERSION_HEADER = "X-OpenStack-Ironic-Inspector-API-Version"
+CALLBACK_TOKEN_HEADER = "X-Ironsight-Callback-Token"  # as discoverd.callback_token.HEADER
 STATUS_CHUNK = 100  # UUIDs per batched status request: keeps the URL under ~4 KB
 DEFAULT_MAX_RETRIES = 3600
 
@@ -84,6 +85,7 @@ class _Call:
     params: dict[str, str] = field(default_factory=dict)
     body: Any = None
     has_body: bool = False
+    headers: dict[str, str] = field(default_factory=dict)  # on top of the client's
 
 
 @dataclass(frozen=True)
@@ -150,8 +152,9 @@ def _post(path: str) -> _Op[None]:
     yield _Call("POST", path)
 
 
-def _continue(data: Mapping[str, Any]) -> _Op[Any]:
-    return (yield _Call("POST", "/continue", body=data, has_body=True))
+def _continue(data: Mapping[str, Any], token: str | None) -> _Op[Any]:
+    headers = {CALLBACK_TOKEN_HEADER: token} if token is not None else {}
+    return (yield _Call("POST", "/continue", body=data, has_body=True, headers=headers))
 
 
 def _reapply(uuid: str, data: Mapping[str, Any] | None) -> _Op[None]:
@@ -245,6 +248,8 @@ def _request_args(call: _Call) -> dict[str, Any]:
     args: dict[str, Any] = {"params": call.params or None}
     if call.has_body:
         args["json"] = call.body
+    if call.headers:
+        args["headers"] = call.headers
     return args
 
 
@@ -393,7 +398,8 @@ class AsyncClient:
                 connector=aiohttp.TCPConnector(ssl=self._verify))
         url = f"{self.base_url}/{call.path.lstrip('/')}"
         data = json.dumps(call.body) if call.has_body else None
-        headers = {"Content-Type": "application/json"} if call.has_body else None
+        headers = {"Content-Type": "application/json"} if call.has_body else {}
+        headers.update(call.headers)
         try:
             async with self._session.request(call.method, url, params=call.params or None,
                                              data=data, headers=headers) as resp:
@@ -438,10 +444,11 @@ class AsyncClient:
     async def reapply(self, uuid: str, data: Mapping[str, Any] | None = None) -> None:
         await self._run(_reapply(uuid, data))
 
-    async def continue_inspection(self, data: Mapping[str, Any]) -> Any:
+    async def continue_inspection(self, data: Mapping[str, Any],
+                                  token: str | None = None) -> Any:
         """Hand a ramdisk's report to discoverd (the bare-metal API forwards newer ramdisks'
-        `/v1/continue_inspection` this way)."""
-        return await self._run(_continue(data))
+        `/v1/continue_inspection` this way), with the ramdisk's callback token if any."""
+        return await self._run(_continue(data, token))
 
     async def wait_for_finish(self, uuids: Iterable[str], retry_interval: float = 1,
                               max_retries: int = DEFAULT_MAX_RETRIES) -> dict[str, Status]:

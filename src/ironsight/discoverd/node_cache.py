@@ -39,7 +39,7 @@ from ironsight.common.clock import utcnow
 from ironsight.common.db import Database
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
 from ironsight.common.process import pid_alive
-from ironsight.discoverd import states
+from ironsight.discoverd import callback_token, states
 from ironsight.discoverd.db.models import attributes, data, introspections
 
 MAC = "mac"
@@ -168,6 +168,12 @@ _GET_MANY = select(*_COLUMNS).where(introspections.c.uuid.in_(bindparam("uuids",
                                                                          expanding=True)))
 _GET_DATA = select(data.c.data).where(data.c.uuid == bindparam("uuid"),
                                       data.c.processed == bindparam("processed"))
+_TOKEN_HASH = select(introspections.c.callback_token_hash).where(
+    introspections.c.uuid == bindparam("uuid"))
+_ISSUE_TOKEN = update(introspections).where(
+    introspections.c.uuid == bindparam("b_uuid"),
+    introspections.c.state.in_([literal_column(f"'{state}'")
+                                for state in (states.STARTING, states.WAITING)]))
 _ACTIVE_MACS = select(attributes.c.value).where(attributes.c.name == MAC)
 
 
@@ -245,6 +251,12 @@ class NodeCache:
                           f"{{'bmc_address': {bmcs}, 'mac': {macs}}}: {', '.join(tied)}")
         return str(scores[0][0])
 
+    async def callback_token_hash(self, uuid: str) -> str | None:
+        """The digest of the introspection's current callback token (None: none issued, or
+        the introspection ended). Never part of an `Introspection`: no API answer shows it."""
+        async with self.db.read() as conn:
+            return (await conn.execute(_TOKEN_HASH, {"uuid": uuid})).scalar()
+
     # --- writing --------------------------------------------------------------------------
 
     async def start(self, uuid: str, *, manage_boot: bool, macs: Iterable[str],
@@ -272,7 +284,8 @@ class NodeCache:
                 current = (await conn.execute(_STATE, {"uuid": uuid})).first()
                 if current is None:
                     await conn.execute(_INSERT, {"uuid": uuid, **values})
-                elif not (await conn.execute(_RESTART, {"b_uuid": uuid, **values})).rowcount:
+                elif not (await conn.execute(_RESTART, {"b_uuid": uuid, **values,
+                                                         "callback_token_hash": None})).rowcount:
                     # not in a state to restart from (re-read: it may have moved meanwhile)
                     state = (await conn.execute(_STATE, {"uuid": uuid})).scalar()
                     raise Conflict(f"Introspection of node {uuid} is already {state}; "
@@ -284,6 +297,16 @@ class NodeCache:
         except IntegrityError:
             raise Conflict(await self._attribute_conflict(uuid, attrs)) from None
         return started
+
+    async def issue_token(self, uuid: str) -> str | None:
+        """A new callback token for the introspection of node `uuid`, replacing the previous
+        one, while it waits for its ramdisk (`starting` or `waiting`); None otherwise. Only
+        its digest is stored: the token is returned once, to the node's boot script."""
+        token = callback_token.new_token()
+        async with self.db.single() as conn:
+            result = await conn.execute(_ISSUE_TOKEN, {
+                "b_uuid": uuid, "callback_token_hash": callback_token.digest(token)})
+        return token if result.rowcount else None
 
     async def _attribute_conflict(self, uuid: str, attrs: list[dict[str, str]]) -> str:
         conds = [and_(attributes.c.name == a["name"], attributes.c.value == a["value"])
@@ -304,6 +327,8 @@ class NodeCache:
                                   "owner": owner if target in states.ACTIVE else None}
         if target in states.FINAL:
             values.update(finished_at=now, error=error)
+        if target in states.FINAL or target == states.ABORTING:
+            values.update(callback_token_hash=None)  # its callback token dies with it
         elif event == "reapply":
             values.update(error=None)
         params = {f"v_{k}": v for k, v in values.items()}

@@ -27,7 +27,7 @@ from ironsight.common.config import Config
 from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightError
 from ironsight.common.files import create_private, private_dir
 from ironsight.common.workers import WorkerPool
-from ironsight.discoverd import formats, states
+from ironsight.discoverd import callback_token, formats, states
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
@@ -53,7 +53,8 @@ class Processor:
         self.introspector = introspector
         self.workers = workers
 
-    async def process(self, raw: Any) -> dict[str, str]:
+    async def process(self, raw: Any, token: str | None = None) -> dict[str, str]:
+        """`token`: the callback token the report came with (None: none)."""
         logs = raw.pop("logs", None) if isinstance(raw, dict) else None
         data = formats.normalize(raw)
         ctx = ProcessingContext(self.conf, data)
@@ -64,8 +65,16 @@ class Processor:
         bmcs = [a for a in (inventory.get("bmc_address"), inventory.get("bmc_v6address"))
                 if a and a not in ("0.0.0.0", "::/0", "::")]
         uuid = await self.cache.lookup(macs, bmcs)
+        authenticated = await self._authenticate(uuid, token)
         if failures:
             message = "; ".join(failures)
+            if not authenticated:
+                if (await self.cache.get(uuid)).state not in (states.STARTING, states.WAITING):
+                    raise await self._not_accepting(uuid)
+                LOG.warning("Node %s: unauthenticated error report (no callback token) "
+                            "ignored; the introspection keeps waiting: %s", uuid, message)
+                raise Invalid(f"{message} (without a callback token this report does not "
+                              "end the introspection)")
             self._store_logs(uuid, logs, failed=True)
             if not await self.end_with_error(uuid, message, event="refuse"):
                 raise await self._not_accepting(uuid)
@@ -76,6 +85,26 @@ class Processor:
         self._store_logs(uuid, logs, failed=False)
         self.introspector.spawn(uuid, lambda: self._complete(uuid, ctx), "processing")
         return {"uuid": uuid}
+
+    async def _authenticate(self, uuid: str, token: str | None) -> bool:
+        """Whether the report carries the introspection's callback token. A wrong one is
+        refused (403, nothing changed); none is refused too unless tokenless reports are
+        allowed, and then False: such a report may deliver data but never end anything."""
+        if token is not None:
+            if callback_token.matches(await self.cache.callback_token_hash(uuid), token):
+                return True
+            LOG.warning("Node %s: ramdisk report refused: its callback token does not match "
+                        "the current introspection's", uuid)
+            raise callback_token.TokenRefused(
+                "The callback token does not match the node's introspection (a token is "
+                "valid only for the boot and the introspection it was issued for)")
+        if self.conf.introspection.allow_tokenless_reports:
+            return False
+        LOG.warning("Node %s: ramdisk report without a callback token refused", uuid)
+        raise callback_token.TokenRefused(
+            "Ramdisk report refused: it carries no callback token "
+            f"({callback_token.HEADER} header), and [introspection] allow_tokenless_reports "
+            "is false")
 
     async def _not_accepting(self, uuid: str) -> Invalid:
         """A report for an introspection that takes none now (a late or repeated one): it

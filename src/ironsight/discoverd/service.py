@@ -11,6 +11,7 @@ from starlette.applications import Starlette
 
 from ironsight.common.config import Config
 from ironsight.common.db import Database, run_migrations
+from ironsight.common.ratelimit import ramdisk_limiter
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd.api.app import create_app, create_ramdisk_app
 from ironsight.discoverd.api.base import DiscoverdDeps
@@ -42,8 +43,10 @@ class DiscoverdService:
         self.members = Members(self.db, self.cache.owner, conf.introspection.heartbeat_timeout)
         self.ironic = Ironic(conf)
         self.workers = WorkerPool(conf.introspection.workers_pool_size)
+        self.ramdisk_limiter = ramdisk_limiter(conf)
         self.pxe = (PxeService.for_discoverd(conf, self.cache, self.ironic,
-                                             on_ownership=self.members.set_pxe)
+                                             on_ownership=self.members.set_pxe,
+                                             limiter=self.ramdisk_limiter)
                     if conf.pxe.enabled else None)
         self.introspector = Introspector(conf, self.cache, self.ironic, self.workers,
                                          on_change=self.pxe.on_change if self.pxe else None)
@@ -53,7 +56,7 @@ class DiscoverdService:
                                  self.workers, self.members)
         self.metrics = discoverd_metrics(self.cache, self.members, self.pxe)
         deps = DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
-                             self.members)
+                             self.members, ramdisk_limiter=self.ramdisk_limiter)
         boot_routes = self.pxe.routes() if self.pxe is not None else []
         self.app: Starlette = create_app(deps, boot_routes, self.metrics)
         self.ramdisk_app = (create_ramdisk_app(deps, boot_routes)

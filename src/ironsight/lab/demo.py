@@ -7,7 +7,8 @@ VMs through the bare-metal API (`ironsight node inspect --wait`), prints what wa
 takes the lab down. Elsewhere it says why and runs the simulated inspection:
 
 It starts `ironsight serve` (bare-metal service + discoverd) in a fresh state directory with
-one setting on top of the embedded defaults — `[discoverd] enabled` — plus one virtual BMC
+two settings on top of the embedded defaults — `[discoverd] enabled`, and `[introspection]
+allow_tokenless_reports` (the simulated ramdisks have no callback token) — plus one virtual BMC
 over real IPMI/UDP. It enrolls two `fake` nodes and one `pxe_ipmitool` node (each with its
 PXE port), manages them, and runs `ironsight node inspect ... --wait`. Each node's discovery
 ramdisk is simulated by the real agent (`ironsight agent --root TREE --callback-url ...`)
@@ -57,7 +58,11 @@ def _port_free(port: int) -> bool:
 
 def _start_service(state_dir: Path) -> subprocess.Popen[bytes]:
     conf = state_dir / "demo.conf"
+    # The simulated ramdisks boot through no PXE side, so they have no callback token: this
+    # simulation (on loopback) accepts tokenless reports. The real lab (QEMU VMs booted by
+    # discoverd's PXE side) keeps the default and its agents send their tokens.
     conf.write_text("[discoverd]\nenabled = true\nservice_url = http://127.0.0.1:5050/v1\n"
+                    "[introspection]\nallow_tokenless_reports = true\n"
                     "[processing]\nadd_ports = all\n")
     env = {**os.environ, "IRONSIGHT_STATE_DIR": str(state_dir)}
     log = open(state_dir / "service.log", "wb")  # noqa: SIM115 - lives as long as the process

@@ -162,8 +162,11 @@ def conf(db_urls: tuple[str, str], tmp_path: Any, request: pytest.FixtureRequest
          conf_overrides: dict[str, dict[str, Any]], bm_socket: socket.socket) -> config.Config:
     port = bm_socket.getsockname()[1]
     overrides: dict[str, dict[str, str]] = {
+        # The tests post reports from no booted node: tokenless reports are allowed unless a
+        # test says otherwise (test_callback_token.py).
         "introspection": {"connection": db_urls[1], "ironic_retry_interval": "0.05",
-                          "ironic_url": f"http://127.0.0.1:{port}"},
+                          "ironic_url": f"http://127.0.0.1:{port}",
+                          "allow_tokenless_reports": "true"},
     }
     marker = request.node.get_closest_marker("discoverd_conf")
     for source in (marker.kwargs if marker else {}), conf_overrides:

@@ -206,3 +206,11 @@ async def snapshot(bm: httpx.AsyncClient, *machines: Machine) -> list[Any]:
         found.append((doc["properties"], doc["provision_state"], doc["power_state"],
                       sorted((a, p["pxe_enabled"]) for a, p in (await ports(bm, m.uuid)).items())))
     return found
+
+
+async def issued_token(di_service: Any, uuid: str) -> str:
+    """The callback token the node's boot script would carry (`di_service`: the in-process
+    DiscoverdService); only a report with it may end the introspection."""
+    token = await di_service.cache.issue_token(uuid)
+    assert token is not None, "the introspection does not wait for its ramdisk"
+    return str(token)

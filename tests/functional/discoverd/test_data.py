@@ -10,9 +10,13 @@ from pathlib import Path
 import httpx
 import pytest
 
+from ironsight.discoverd.callback_token import HEADER
+from ironsight.discoverd.service import DiscoverdService
+
 from .helpers import (
     introspect,
     ipa_payload,
+    issued_token,
     legacy_payload,
     make_node,
     start,
@@ -95,12 +99,13 @@ async def test_logs_never_in_service_log_nor_stored(bm: httpx.AsyncClient,
 
 
 async def test_logs_of_a_failed_run_go_to_their_own_file(
-        bm: httpx.AsyncClient, di: httpx.AsyncClient, caplog: pytest.LogCaptureFixture,
-        tmp_path: Path) -> None:
+        bm: httpx.AsyncClient, di: httpx.AsyncClient, di_service: DiscoverdService,
+        caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
     caplog.set_level(logging.DEBUG)
     m = await make_node(bm)
     await start(di, m.uuid)
-    resp = await di.post("/v1/continue", json=ipa_payload(m, error="boom", logs=LOGS))
+    resp = await di.post("/v1/continue", json=ipa_payload(m, error="boom", logs=LOGS),
+                         headers={HEADER: await issued_token(di_service, m.uuid)})
     assert resp.status_code == 400
     assert LOGS not in resp.text
     await wait_finished(di, m.uuid)
@@ -111,13 +116,14 @@ async def test_logs_of_a_failed_run_go_to_their_own_file(
 
 
 async def test_logs_that_are_not_base64_are_dropped_quietly(
-        bm: httpx.AsyncClient, di: httpx.AsyncClient, caplog: pytest.LogCaptureFixture,
-        tmp_path: Path) -> None:
+        bm: httpx.AsyncClient, di: httpx.AsyncClient, di_service: DiscoverdService,
+        caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
     caplog.set_level(logging.DEBUG)
     m = await make_node(bm)
     await start(di, m.uuid)
     resp = await di.post("/v1/continue", json=ipa_payload(m, error="boom",
-                                                          logs=f"!!{LOGS_MARKER}!!"))
+                                                          logs=f"!!{LOGS_MARKER}!!"),
+                         headers={HEADER: await issued_token(di_service, m.uuid)})
     assert resp.status_code == 400
     await wait_finished(di, m.uuid)
     assert not list((tmp_path / "ramdisk-logs").glob("*"))

@@ -5,11 +5,15 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from ironsight.discoverd.callback_token import HEADER
+from ironsight.discoverd.service import DiscoverdService
+
 from .helpers import (
     GIB,
     error_message,
     introspect,
     ipa_payload,
+    issued_token,
     mac,
     make_node,
     node,
@@ -21,19 +25,24 @@ from .helpers import (
 )
 
 
-async def _post(di: httpx.AsyncClient, payload: dict[str, object]) -> httpx.Response:
-    return await di.post("/v1/continue", json=payload)
+async def _post(di: httpx.AsyncClient, payload: dict[str, object],
+                token: str | None = None) -> httpx.Response:
+    """A report; with the node's callback token for those that must end the introspection
+    (a tokenless error report never does)."""
+    headers = {HEADER: token} if token else None
+    return await di.post("/v1/continue", json=payload, headers=headers)
 
 
 # --- ramdisk_error ------------------------------------------------------------------------
 
 
 async def test_ramdisk_error_ends_introspection_without_touching_node(
-        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+        bm: httpx.AsyncClient, di: httpx.AsyncClient, di_service: DiscoverdService) -> None:
     m = await make_node(bm, ports=0)
     await start(di, m.uuid)
     await settled_power(bm, m.uuid, "power on")
-    resp = await _post(di, ipa_payload(m, error="disk on fire"))
+    resp = await _post(di, ipa_payload(m, error="disk on fire"),
+                       await issued_token(di_service, m.uuid))
     assert resp.status_code == 400
     assert error_message(resp) == "Ramdisk reported error: disk on fire"
     doc = await wait_finished(di, m.uuid)
@@ -45,11 +54,13 @@ async def test_ramdisk_error_ends_introspection_without_touching_node(
     assert (await di.get(f"/v1/introspection/{m.uuid}/data")).status_code == 404
 
 
-async def test_legacy_ramdisk_error(bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+async def test_legacy_ramdisk_error(bm: httpx.AsyncClient, di: httpx.AsyncClient,
+                                    di_service: DiscoverdService) -> None:
     m = await make_node(bm)
     await start(di, m.uuid)
     resp = await _post(di, {"error": "no IPMI", "ipmi_address": m.bmc,
-                            "interfaces": {"eth0": {"mac": m.macs[0], "ip": "10.0.0.1"}}})
+                            "interfaces": {"eth0": {"mac": m.macs[0], "ip": "10.0.0.1"}}},
+                       await issued_token(di_service, m.uuid))
     assert resp.status_code == 400
     doc = await wait_finished(di, m.uuid)
     assert doc["error"] == "Ramdisk reported error: no IPMI"
@@ -58,7 +69,8 @@ async def test_legacy_ramdisk_error(bm: httpx.AsyncClient, di: httpx.AsyncClient
 # --- validate_interfaces ------------------------------------------------------------------
 
 
-async def test_no_valid_mac_is_an_error(bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+async def test_no_valid_mac_is_an_error(bm: httpx.AsyncClient, di: httpx.AsyncClient,
+                                        di_service: DiscoverdService) -> None:
     m = await make_node(bm, ports=0)
     await start(di, m.uuid)
     payload = ipa_payload(m)
@@ -66,7 +78,8 @@ async def test_no_valid_mac_is_an_error(bm: httpx.AsyncClient, di: httpx.AsyncCl
         {"name": "lo", "mac_address": "00:00:00:00:00:00", "ipv4_address": "127.0.0.1"},
         {"name": "eno1", "mac_address": "not-a-mac"},
         {"name": "eno2", "mac_address": "00:00:00:00:00:00"}]
-    resp = await _post(di, payload)  # found by BMC address
+    resp = await _post(di, payload,
+                       await issued_token(di_service, m.uuid))  # found by BMC address
     assert resp.status_code == 400
     assert "No valid interfaces" in error_message(resp)
     doc = await wait_finished(di, m.uuid)
@@ -142,12 +155,14 @@ async def test_legacy_local_gb_is_not_recomputed_from_hints(bm: httpx.AsyncClien
      lambda p: p["inventory"].update(memory={"physical_mb": None})),
 ])
 async def test_scheduler_missing_field_is_an_error_naming_it(
-        bm: httpx.AsyncClient, di: httpx.AsyncClient, field: str, edit: object) -> None:
+        bm: httpx.AsyncClient, di: httpx.AsyncClient, di_service: DiscoverdService,
+        field: str, edit: object) -> None:
     m = await make_node(bm)
     await start(di, m.uuid)
     payload = ipa_payload(m)
     edit(payload)  # type: ignore[operator]
-    resp = await _post(di, payload)
+    resp = await _post(di, payload,
+                       await issued_token(di_service, m.uuid))
     assert resp.status_code == 400
     assert field in error_message(resp)
     doc = await wait_finished(di, m.uuid)

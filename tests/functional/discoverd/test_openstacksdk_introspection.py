@@ -44,7 +44,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str
     # ServiceProcess puts discoverd on a free port of its own, driving this process's
     # bare-metal API ([introspection] port and ironic_url); extra_conf sections merge in.
     svc = ServiceProcess(tmp_path_factory.mktemp("sdk-introspection"),
-                         extra_conf="[introspection]\nironic_retry_interval = 0.05\n")
+                         extra_conf="[introspection]\nironic_retry_interval = 0.05\n"
+                                    "allow_tokenless_reports = true\n")  # a fake ramdisk
     svc.start()
     try:
         yield svc.url, svc.di_url

@@ -36,6 +36,8 @@ enabled = true
 add_ports = all
 [introspection]
 ironic_retry_interval = 0.1
+# the fake ramdisks here boot through no PXE side: they have no callback token
+allow_tokenless_reports = true
 """
 
 _SEQ = itertools.count(1)
@@ -304,3 +306,24 @@ class Ramdisk(threading.Thread):
             self.result = run_agent(self.tree, f"{self.svc.di_url}/v1/continue")
         except BaseException as exc:
             self.error = exc
+
+
+def issued_token(svc: Service, uuid: str) -> str:
+    """The callback token the node's boot script would carry, issued in the service's own
+    discoverd database (SQLite in its state directory) as the script issues it: only a
+    report with it may end the introspection."""
+    import asyncio
+
+    from ironsight.common.db import Database
+    from ironsight.discoverd.node_cache import NodeCache
+
+    async def issue() -> str | None:
+        db = Database(f"sqlite:///{svc.state_dir / 'discoverd.sqlite'}")
+        try:
+            return await NodeCache(db).issue_token(uuid)
+        finally:
+            await db.close()
+
+    token = asyncio.run(issue())
+    assert token is not None, "the introspection does not wait for its ramdisk"
+    return token

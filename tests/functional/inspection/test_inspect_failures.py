@@ -9,6 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from ironsight.discoverd.callback_token import HEADER
+
 from ..conftest import free_tcp_port
 from .helpers import (
     Service,
@@ -18,6 +20,7 @@ from .helpers import (
     enroll,
     history,
     inspect,
+    issued_token,
     machine,
     ports,
     provision,
@@ -38,7 +41,8 @@ def test_ramdisk_error_fails_the_inspection_with_its_message(service, client, tm
     document["error"] = "RAID controller did not answer"
     inspect(client, uuid)
     wait_ramdisk_booted(service, client, uuid)
-    resp = httpx.post(f"{service.di_url}/v1/continue", json=document, timeout=10)
+    resp = httpx.post(f"{service.di_url}/v1/continue", json=document, timeout=10,
+                      headers={HEADER: issued_token(service, uuid)})
     assert resp.status_code == 400, resp.text
     assert "RAID controller did not answer" in resp.json()["error"]["message"]
     doc = wait_node(client, uuid, provision="inspect failed", power="power off")
@@ -163,3 +167,28 @@ def test_inspect_failed_node_can_be_inspected_again(service, client, aborted):
     assert events[-1] == ("Provision state changed from inspect wait to manageable (done): "
                           "power off")
     assert "Provision state changed from inspect failed to inspecting (inspect)" in events
+
+
+# --- the callback token through the bare-metal API ---------------------------------------------
+
+
+def test_continue_inspection_forwards_the_callback_token_to_discoverd(service, client,
+                                                                     tmp_path):
+    """A wrong token posted to the bare-metal API is refused by discoverd (403, nothing
+    changed); the node's own token passes through unchanged and completes the inspection."""
+    spec, tree = machine(tmp_path)
+    uuid = enroll(client, spec)
+    document = agent_document(tree)
+    inspect(client, uuid)
+    wait_ramdisk_booted(service, client, uuid)
+    token = issued_token(service, uuid)
+    forged = httpx.post(f"{service.url}/v1/continue_inspection", json=document, timeout=10,
+                        headers={HEADER: "forged"})
+    assert forged.status_code == 403, forged.text
+    assert di_status(service, uuid)["state"] == "waiting"
+    resp = httpx.post(f"{service.url}/v1/continue_inspection", json=document, timeout=10,
+                      headers={HEADER: token})
+    assert resp.status_code == 202, resp.text
+    doc = wait_node(client, uuid, provision="manageable")
+    assert doc["properties"]["memory_mb"] == spec.memory_mb
+    assert token not in service.log.read_text()

@@ -81,11 +81,17 @@ sync_period = 1
         assert (address or "").startswith(pxe_net.subnet)
         subprocess.run(["ip", "-n", pxe_net.client, "addr", "add", f"{address}/24", "dev",
                         CLIENT_IF], check=True, timeout=10)
-        script = subprocess.run(
-            ["ip", "netns", "exec", pxe_net.client, "busybox", "wget", "-q", "-O", "-",
-             f"http://{pxe_net.subnet}.1:5050/boot.ipxe"],
-            capture_output=True, text=True, timeout=10).stdout
+        def fetch(path: str) -> str:
+            return subprocess.run(
+                ["ip", "netns", "exec", pxe_net.client, "busybox", "wget", "-q", "-O", "-",
+                 f"http://{pxe_net.subnet}.1:5050{path}"],
+                capture_output=True, text=True, timeout=10).stdout
+
+        chain = fetch("/boot.ipxe")
+        assert f"chain http://{pxe_net.subnet}.1:5050/boot/${{netX/mac:hexhyp}}.ipxe" in chain
+        script = fetch(f"/boot/{UNKNOWN.replace(':', '-')}.ipxe")
         assert f"kernel http://{pxe_net.subnet}.1:5050/pxe/vmlinuz " in script
+        assert "callback_token" not in script  # not under introspection
     finally:
         serve.send_signal(signal.SIGTERM)
         try:

@@ -127,6 +127,7 @@ class Cluster:
         self.discoverd = [Replica("discoverd", i, directory / f"di{i}", (
             f"[introspection]\nconnection = {database}\nironic_url = {self.bm_url}\n"
             "ironic_retry_interval = 0.2\nheartbeat_interval = 0.5\nheartbeat_timeout = 3\n"
+            "allow_tokenless_reports = true\n"  # fake ramdisks: no PXE boot, no token
             "[processing]\nadd_ports = all\n"))
             for i in range(1, replicas + 1)]
         self.haproxy: subprocess.Popen[bytes] | None = None

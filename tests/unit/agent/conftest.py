@@ -195,12 +195,13 @@ def server(tmp_path: Path) -> Tree:
 
 class CallbackServer:
     """A real HTTP server answering POSTs from a script of (status, body) replies;
-    once the script is used up it accepts with 202."""
+    once the script is used up it accepts with 202. A 429 says Retry-After: 3."""
 
     def __init__(self) -> None:
         self.replies: list[tuple[int, str]] = []
         self.received: list[dict[str, object]] = []
         self.content_types: list[str | None] = []
+        self.tokens: list[str | None] = []  # X-Ironsight-Callback-Token of each request
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -208,9 +209,12 @@ class CallbackServer:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 server.received.append(json.loads(body))
                 server.content_types.append(self.headers.get("Content-Type"))
+                server.tokens.append(self.headers.get("X-Ironsight-Callback-Token"))
                 status, text = server.replies.pop(0) if server.replies else (202, '{"ok":1}')
                 payload = text.encode()
                 self.send_response(status)
+                if status == 429:
+                    self.send_header("Retry-After", "3")
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()

@@ -37,6 +37,24 @@ def test_posts_to_the_kernel_command_line_url(qemu_vm, callback_server):
     assert len(callback_server.received) == 1
 
 
+def test_sends_the_kernel_command_lines_callback_token_and_never_prints_it(
+        qemu_vm, callback_server, capsys):
+    qemu_vm.write("proc/cmdline", f"ironsight.callback_url={callback_server.url} "
+                                  "ironsight.callback_token=s3cret-T0ken_x\n")
+    assert main(["--root", str(qemu_vm)]) == EXIT_OK
+    assert callback_server.tokens == ["s3cret-T0ken_x"]
+    out = capsys.readouterr()
+    assert "s3cret-T0ken_x" not in out.out + out.err
+    assert "s3cret-T0ken_x" not in json.dumps(callback_server.received)
+
+
+def test_without_a_token_no_token_header_is_sent_and_it_says_so(
+        qemu_vm, callback_server, capsys):
+    assert main(["--root", str(qemu_vm), "--callback-url", callback_server.url]) == EXIT_OK
+    assert callback_server.tokens == [None]
+    assert "no callback token" in capsys.readouterr().err
+
+
 def test_retries_after_503_then_succeeds(qemu_vm, callback_server, capsys):
     callback_server.replies = [(503, "busy"), (503, "busy")]
     assert main(["--root", str(qemu_vm), "--callback-url", callback_server.url, *FAST]) == 0

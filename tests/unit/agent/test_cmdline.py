@@ -66,3 +66,12 @@ def test_no_callback_key_gives_no_url():
 ], ids=["pxelinux", "uppercase", "plain-mac", "junk", "absent"])
 def test_bootif_is_normalised_to_a_mac(bootif, mac):
     assert cmdline.bootif_mac(bootif) == mac
+
+
+def test_callback_token_is_read_from_its_own_key() -> None:
+    assert cmdline.callback_token(cmdline.parse("a=1 ironsight.callback_token=Ab-9_z")) == "Ab-9_z"
+
+
+@pytest.mark.parametrize("text", ["quiet", "ironsight.callback_token=", "ironsight.callback_token"])
+def test_no_or_an_empty_callback_token_is_none(text: str) -> None:
+    assert cmdline.callback_token(cmdline.parse(text)) is None

@@ -39,6 +39,19 @@ def test_409_node_locked_is_retried(callback_server):
     assert len(callback_server.received) == 2
 
 
+def test_429_is_retried_after_at_least_its_retry_after(callback_server):
+    callback_server.replies = [(429, "slow down")]
+    sleeps = Sleeps()
+    assert post.post(callback_server.url, BODY, delay=0.5, sleep=sleeps).status == 202
+    assert (len(callback_server.received), sleeps) == (2, [3.0])
+
+
+def test_extra_headers_are_sent(callback_server):
+    post.post(callback_server.url, BODY, sleep=Sleeps(),
+              headers={"X-Ironsight-Callback-Token": "tok"})
+    assert callback_server.tokens == ["tok"]
+
+
 def test_400_is_final_and_carries_the_servers_message(callback_server):
     callback_server.replies = [(400, '{"error_message": "Schema error"}')]
     sleeps = Sleeps()

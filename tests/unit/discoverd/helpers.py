@@ -49,8 +49,12 @@ _PORT_IDS = itertools.count(1)
 
 
 def conf_with(tmp_path: Path, **sections: dict[str, str]) -> config.Config:
-    """The embedded defaults, state in `tmp_path`, plus `sections` ({option: value})."""
-    return config.load(overrides={"DEFAULT": {"state_dir": str(tmp_path)}, **sections})
+    """The embedded defaults, state in `tmp_path`, plus `sections` ({option: value}).
+    Tokenless reports are allowed unless `sections` says otherwise: the reports these tests
+    post come from no booted node (test_callback_token.py tests the tokens)."""
+    introspection = {"allow_tokenless_reports": "true", **sections.pop("introspection", {})}
+    return config.load(overrides={"DEFAULT": {"state_dir": str(tmp_path)},
+                                  "introspection": introspection, **sections})
 
 
 def context(report: dict[str, Any], *, node: dict[str, Any] | None = None,

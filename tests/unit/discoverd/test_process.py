@@ -37,6 +37,14 @@ async def waiting(di: Discoverd, **node: Any) -> None:
     di.notifications.clear()
 
 
+async def token(di: Discoverd, uuid: str = UUID1) -> str:
+    """The callback token the node's boot script would have carried: only a report with it
+    may end the introspection."""
+    issued = await di.cache.issue_token(uuid)
+    assert issued is not None
+    return issued
+
+
 async def processed(di: Discoverd, report: dict[str, Any] | None = None) -> None:
     """Post `report` (default: the node's own), then wait for the end of processing."""
     assert await di.processor.process(report or agent_report()) == {"uuid": UUID1}
@@ -131,7 +139,7 @@ async def test_ramdisk_error_is_refused_and_ends_the_introspection_with_it(
         di: Discoverd) -> None:
     await waiting(di)
     with pytest.raises(Invalid, match=r"^Ramdisk reported error: disk on fire$"):
-        await di.processor.process(agent_report(error="disk on fire"))
+        await di.processor.process(agent_report(error="disk on fire"), await token(di))
     await di.settle()
     intro = await di.cache.get(UUID1)
     assert (intro.state, intro.error) == (states.ERROR, "Ramdisk reported error: disk on fire")
@@ -150,7 +158,7 @@ async def test_refused_report_keeps_no_data(di: Discoverd) -> None:
 async def test_hook_refusal_names_the_hook(di: Discoverd) -> None:
     await waiting(di)
     with pytest.raises(Invalid, match=r"^scheduler: The ramdisk data lacks inventory\.cpu\.count$"):
-        await di.processor.process(agent_report(cpus=None))
+        await di.processor.process(agent_report(cpus=None), await token(di))
     assert await di.error(UUID1) == "scheduler: The ramdisk data lacks inventory.cpu.count"
 
 
@@ -158,7 +166,7 @@ async def test_every_refusing_hook_is_reported_together(di: Discoverd) -> None:
     await waiting(di)
     report = agent_report(("not-a-mac",), cpus=None)  # found by its BMC address
     with pytest.raises(Invalid) as raised:
-        await di.processor.process(report)
+        await di.processor.process(report, await token(di))
     assert str(raised.value) == (
         "validate_interfaces: No valid interfaces found in the ramdisk data: every NIC lacks "
         "a valid MAC address; scheduler: The ramdisk data lacks inventory.cpu.count")
@@ -448,7 +456,7 @@ def log_files(di: Discoverd) -> list[Path]:
 async def test_logs_of_a_refused_report_are_written_to_their_own_file(di: Discoverd) -> None:
     await waiting(di)
     with pytest.raises(Invalid):
-        await di.processor.process(agent_report(error="boom", logs=LOGS))
+        await di.processor.process(agent_report(error="boom", logs=LOGS), await token(di))
     files = log_files(di)
     assert len(files) == 1 and files[0].read_bytes() == LOGS_TEXT
 

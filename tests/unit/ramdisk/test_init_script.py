@@ -49,8 +49,8 @@ def sh(applets: Path, script: str, *, path_extra: Path | None = None,
 
 def parsed(applets: Path, cmdline: str) -> dict[str, str]:
     out = sh(applets, f"parse_cmdline '{cmdline}'\n"
-                      'echo "$CALLBACK_URL|$REPORT_URLS|$BOOTIF|$POWEROFF|$DEBUG"')
-    keys = ("url", "report_urls", "bootif", "poweroff", "debug")
+                      'echo "$CALLBACK_URL|$REPORT_URLS|$BOOTIF|$POWEROFF|$DEBUG|$CALLBACK_TOKEN"')
+    keys = ("url", "report_urls", "bootif", "poweroff", "debug", "token")
     return dict(zip(keys, out.rstrip("\n").split("|"), strict=True))
 
 
@@ -81,14 +81,14 @@ def test_main_refuses_to_run_unless_pid_1(tmp_path: Path) -> None:
 def test_parse_cmdline_reads_every_key(applets: Path) -> None:
     assert parsed(applets, "console=ttyS0 ironsight.callback_url=http://h:5050/v1/continue "
                            "BOOTIF=01-52-54-00-12-34-56 ironsight.poweroff=1 "
-                           "ironsight.debug=1") == {
+                           "ironsight.debug=1 ironsight.callback_token=Ab-9_x") == {
         "url": "http://h:5050/v1/continue", "report_urls": "http://h:5050/v1/continue",
-        "bootif": "01-52-54-00-12-34-56", "poweroff": "1", "debug": "1"}
+        "bootif": "01-52-54-00-12-34-56", "poweroff": "1", "debug": "1", "token": "Ab-9_x"}
 
 
 def test_parse_cmdline_defaults_wait_for_the_power_off(applets: Path) -> None:
     assert parsed(applets, "console=ttyS0 quiet") == {
-        "url": "", "report_urls": "", "bootif": "", "poweroff": "0", "debug": "0"}
+        "url": "", "report_urls": "", "bootif": "", "poweroff": "0", "debug": "0", "token": ""}
 
 
 @pytest.mark.parametrize("value", ["yes", "", "2"])
@@ -179,6 +179,7 @@ class _Receiver:
     def __init__(self, status: int) -> None:
         self.status = status
         self.bodies: list[dict[str, object]] = []
+        self.tokens: list[str | None] = []
 
 
 @pytest.fixture
@@ -188,6 +189,7 @@ def receiver(request: pytest.FixtureRequest) -> Iterator[tuple[_Receiver, str]]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             state.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            state.tokens.append(self.headers.get("X-Ironsight-Callback-Token"))
             self.send_response(state.status)
             self.send_header("Content-Length", "2")
             self.end_headers()
@@ -213,6 +215,26 @@ def test_post_error_delivers_once_even_when_discoverd_answers_400(
     assert out.strip().endswith("rc=0"), out
     assert len(state.bodies) == 1
     assert state.bodies[0]["error"] == "ramdisk error: agent exited with code 1: boom"
+
+
+@pytest.mark.parametrize("receiver", [400], indirect=True)
+def test_post_error_sends_the_callback_token_in_its_header(
+        applets: Path, net: Path, tmp_path: Path, receiver: tuple[_Receiver, str]) -> None:
+    state, url = receiver
+    out = sh(applets, f"NET={net}; WORK={tmp_path}; REPORT_URLS='{url}'\n"
+                      "parse_cmdline 'ironsight.callback_token=tok-EN_1'; REPORT_URLS='" + url
+                      + "'\npost_error boom; echo rc=$?")
+    assert out.strip().endswith("rc=0"), out
+    assert state.tokens == ["tok-EN_1"]
+    assert "tok-EN_1" not in out
+
+
+@pytest.mark.parametrize("receiver", [400], indirect=True)
+def test_post_error_without_a_token_sends_no_token_header(
+        applets: Path, net: Path, tmp_path: Path, receiver: tuple[_Receiver, str]) -> None:
+    state, url = receiver
+    sh(applets, f"NET={net}; WORK={tmp_path}; REPORT_URLS='{url}'\npost_error boom")
+    assert state.tokens == [None]
 
 
 def test_post_error_without_url_fails(applets: Path, net: Path, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from ironsight.common.api.endpoint import RequestContext
 from ironsight.common.api.versions import VersionPolicy
 from ironsight.common.config import Config
 from ironsight.common.exceptions import Invalid
+from ironsight.common.ratelimit import RateLimiter
 
 VERSIONS = VersionPolicy(
     header="X-OpenStack-Ironic-API-Version", service_type="baremetal",
@@ -28,6 +29,7 @@ class BaremetalDeps:
     conf: Config
     conductor: Conductor
     records: Records
+    ramdisk_limiter: RateLimiter  # per-address limit of /v1/continue_inspection
 
 
 Ctx = RequestContext[BaremetalDeps]

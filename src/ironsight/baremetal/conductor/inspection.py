@@ -459,12 +459,13 @@ class Inspection:
 
     # --- reports ----------------------------------------------------------------------------
 
-    async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
-        """A ramdisk's report posted to the bare-metal API, handed to the interface that
-        processes reports."""
+    async def continue_inspection(self, report: dict[str, Any],
+                                  token: str | None = None) -> dict[str, Any]:
+        """A ramdisk's report posted to the bare-metal API (with its callback token, if
+        any), handed to the interface that processes reports."""
         for driver in self.drivers.values():
             if driver.inspect is not None and driver.inspect.accepts_reports:
-                return await driver.inspect.continue_inspection(report)
+                return await driver.inspect.continue_inspection(report, token)
         raise DiscoverdDisabled()
 
 

@@ -108,8 +108,9 @@ class Conductor:
         await self.inspection.end_early(task, "abort", "Inspection was aborted by request.",
                                         **values)
 
-    async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
-        return await self.inspection.continue_inspection(report)
+    async def continue_inspection(self, report: dict[str, Any],
+                                  token: str | None = None) -> dict[str, Any]:
+        return await self.inspection.continue_inspection(report, token)
 
     # --- power and management -------------------------------------------------------------
 

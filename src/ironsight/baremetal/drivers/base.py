@@ -201,8 +201,10 @@ class InspectInterface(BaseInterface):
         left out. Raising means "ask again next pass"."""
         return {}
 
-    async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
-        """Hand over a ramdisk's report posted to the bare-metal API (`accepts_reports`)."""
+    async def continue_inspection(self, report: dict[str, Any],
+                                  token: str | None = None) -> dict[str, Any]:
+        """Hand over a ramdisk's report posted to the bare-metal API (`accepts_reports`),
+        with the callback token it came with (None: none)."""
         raise UnsupportedDriverExtension(f"The {self.name} inspect interface takes no reports.")
 
     @property

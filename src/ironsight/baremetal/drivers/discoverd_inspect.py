@@ -205,11 +205,12 @@ class DiscoverdInspect(InspectInterface):
         return (started is not None and node.inspection_started_at is not None
                 and started < node.inspection_started_at)
 
-    async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
+    async def continue_inspection(self, report: dict[str, Any],
+                                  token: str | None = None) -> dict[str, Any]:
         if not self.enabled:
             raise DiscoverdDisabled()
         try:
-            result = await self.client().continue_inspection(report)
+            result = await self.client().continue_inspection(report, token=token)
         except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
             raise IronsightError(exc.message, code=exc.status_code or 503) from None
         return result if isinstance(result, dict) else {}

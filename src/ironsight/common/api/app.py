@@ -49,8 +49,9 @@ def json_response(data: Any, status: int = 200, headers: dict[str, str] | None =
 
 
 def error_response(spec: ApiSpec, exc: IronsightError, version: Version | None) -> Response:
-    return json_response(spec.envelope(exc), status=exc.code,
-                         headers=spec.versions.headers(version))
+    headers = spec.versions.headers(version)
+    headers.update(getattr(exc, "headers", None) or {})  # Retry-After of a 429
+    return json_response(spec.envelope(exc), status=exc.code, headers=headers)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

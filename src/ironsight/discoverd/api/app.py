@@ -22,7 +22,7 @@ from ironsight.discoverd.api.base import VERSIONS, DiscoverdDeps
 # token instead) and the boot files iPXE fetches.
 ACCESS = AccessRules(public=(VERSION_DOCUMENTS,
                              rule({"POST"}, r"/v1/continue"),
-                             rule({"GET", "HEAD"}, r"/boot[^/]*|/pxe/[^/]+")))
+                             rule({"GET", "HEAD"}, r"/boot\.ipxe|/boot/[^/]+\.ipxe|/pxe/[^/]+")))
 
 
 def _spec(deps: DiscoverdDeps, metrics: Metrics | None, *, open_only: bool) -> ApiSpec:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ironsight.common.api.endpoint import RequestContext
 from ironsight.common.api.versions import VersionPolicy
 from ironsight.common.config import Config
+from ironsight.common.ratelimit import RateLimiter
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.members import Members
@@ -33,6 +34,7 @@ class DiscoverdDeps:
     processor: Processor
     ironic: BareMetal  # names in paths are resolved to UUIDs through the bare-metal API
     members: Members
+    ramdisk_limiter: RateLimiter  # per-address limit of /v1/continue and the boot scripts
 
 
 Ctx = RequestContext[DiscoverdDeps]

@@ -1,6 +1,8 @@
-"""`POST /v1/continue`: the ramdisk's report. Unauthenticated by design, so it is bounded
-(body and `logs` separately), validated, and only ever touches a node that is under
-introspection and unambiguously matched."""
+"""`POST /v1/continue`: the ramdisk's report. Open to the provisioning network by design, so
+it is rate-limited per source address, bounded (body and `logs` separately), validated, only
+ever touches a node that is under introspection and unambiguously matched, and is checked
+against that introspection's callback token (header `X-Ironsight-Callback-Token`, see
+callback_token.py) before anything changes."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from starlette.routing import Route
 from ironsight.common.api.body import PayloadTooLarge, parse_json, read_body
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.exceptions import Invalid
+from ironsight.discoverd import callback_token
 from ironsight.discoverd.api.base import Ctx
 
 WHAT = "Ramdisk data"
@@ -36,8 +39,11 @@ async def _read(ctx: Ctx) -> Any:
 
 @endpoint
 async def continue_(ctx: Ctx) -> Any:
+    client = ctx.request.client
+    ctx.deps.ramdisk_limiter.check(client.host if client else None)
     data = await _read(ctx)
-    return 200, await ctx.deps.processor.process(data)
+    token = ctx.request.headers.get(callback_token.HEADER)
+    return 200, await ctx.deps.processor.process(data, token)
 
 
 routes = [Route("/v1/continue", continue_, methods=["POST"])]

@@ -33,6 +33,9 @@ introspections = Table(
     # can resume what it was doing.
     Column("owner", String(255), nullable=True),
     Column("updated_at", DateTime, nullable=True),
+    # SHA-256 (hex) of the callback token the node's boot script carried (callback_token.py):
+    # never the token itself, never in an API answer; cleared when the introspection ends.
+    Column("callback_token_hash", String(64), nullable=True),
     Index("di_introspections_state_idx", "state", "started_at"),
     Index("di_introspections_started_idx", "started_at", "uuid"),
 )

@@ -118,6 +118,21 @@ def parse_lease(line: str) -> tuple[str, str] | None:
     return (match["mac"].lower(), match["ip"]) if match else None
 
 
+def lease_addresses(leases_file: Path, mac: str) -> set[str]:
+    """The addresses dnsmasq's lease file (`expiry MAC IP name client-id` per line) gives
+    `mac` (lower case, colons); none when the file is missing or unreadable."""
+    try:
+        text = leases_file.read_text(errors="replace")
+    except OSError:
+        return set()
+    found = set()
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and fields[1].lower() == mac:
+            found.add(fields[2])
+    return found
+
+
 def log_level(line: str) -> int:
     """Leases and refusals are worth INFO; problems WARNING; the DHCP chatter DEBUG."""
     if _LEASE.search(line) or _IGNORED.search(line):

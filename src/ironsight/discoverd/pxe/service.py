@@ -24,6 +24,7 @@ from starlette.routing import Route
 
 from ironsight.common.config import Config
 from ironsight.common.exceptions import ConfigError
+from ironsight.common.ratelimit import RateLimiter
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.pxe import dnsmasq
@@ -40,6 +41,7 @@ from ironsight.discoverd.pxe.filter import (
 from ironsight.discoverd.pxe.netif import interface_addresses
 from ironsight.discoverd.pxe.ownership import Ownership, ownership_for
 from ironsight.discoverd.pxe.supervisor import Supervisor
+from ironsight.discoverd.pxe.tokens import BootTokens
 
 LOG = logging.getLogger(__name__)
 DNSMASQ_LOG = logging.getLogger("ironsight.discoverd.pxe.dnsmasq")
@@ -59,12 +61,14 @@ OnOwnership = Callable[[str | None], Awaitable[None]]
 class PxeService:
     def __init__(self, conf: Config, *, active_macs: MacSource, known_macs: MacSource,
                  prefix: Sequence[str] = (), ownership: Ownership | None = None,
-                 on_ownership: OnOwnership | None = None) -> None:
+                 on_ownership: OnOwnership | None = None, cache: NodeCache | None = None,
+                 limiter: RateLimiter | None = None) -> None:
         """`prefix` runs dnsmasq, iptables and ip through a command such as
         `ip netns exec NS` (discoverd outside the provisioning network's namespace).
         `ownership` elects the one replica that serves the network (see ownership.py);
         `on_ownership` hears the network's name when this replica takes it over, and None
-        when it stops serving it."""
+        when it stops serving it. With `cache`, node boot scripts carry callback tokens
+        (tokens.py); `limiter` limits the boot scripts' requests per address."""
         self.conf = conf
         self.prefix = list(prefix)
         self.network = conf.pxe.network or conf.pxe.interface
@@ -74,7 +78,10 @@ class PxeService:
         self.directory = conf.state_dir / "pxe"
         self.driver = load_driver(conf, FilterPlace(self.directory, tuple(self.prefix)))
         self.filter = PxeFilter(self.driver, active_macs=active_macs, known_macs=known_macs)
-        self.boot = BootFiles(conf.ramdisk_dir, conf.pxe.kernel_params, lambda: self.http_url)
+        self.boot = BootFiles(
+            conf.ramdisk_dir, conf.pxe.kernel_params, lambda: self.http_url,
+            tokens=BootTokens(cache, self.leases_file) if cache is not None else None,
+            limiter=limiter)
         self.dnsmasq: Supervisor | None = None
         self.http_url = conf.pxe.http_url.rstrip("/")  # resolved at start when empty
         self._task: asyncio.Task[None] | None = None
@@ -84,9 +91,15 @@ class PxeService:
 
     @classmethod
     def for_discoverd(cls, conf: Config, cache: NodeCache, ironic: BareMetal,
-                      on_ownership: OnOwnership | None = None) -> PxeService:
+                      on_ownership: OnOwnership | None = None,
+                      limiter: RateLimiter | None = None) -> PxeService:
         return cls(conf, active_macs=partial(introspection_macs, cache),
-                   known_macs=ironic.list_all_port_macs, on_ownership=on_ownership)
+                   known_macs=ironic.list_all_port_macs, on_ownership=on_ownership,
+                   cache=cache, limiter=limiter)
+
+    def leases_file(self) -> Path | None:
+        """dnsmasq's lease file while this replica serves the network (else None)."""
+        return self.directory / dnsmasq.LEASES_NAME if self._started else None
 
     @property
     def serving(self) -> bool:

@@ -65,6 +65,7 @@ class ScriptedInspect(InspectInterface):
         self.reachable = True
         self.aborted: list[str] = []
         self.reports: list[dict[str, Any]] = []
+        self.tokens: list[str | None] = []
 
     def validate(self, node: NodeContext) -> None:
         if self.invalid:
@@ -87,8 +88,10 @@ class ScriptedInspect(InspectInterface):
         self.aborted.append(node.uuid)
         return self.reachable
 
-    async def continue_inspection(self, report: dict[str, Any]) -> dict[str, Any]:
+    async def continue_inspection(self, report: dict[str, Any],
+                                  token: str | None = None) -> dict[str, Any]:
         self.reports.append(report)
+        self.tokens.append(token)
         return {"uuid": "from-the-interface"}
 
 
@@ -543,6 +546,12 @@ async def test_a_report_goes_to_the_interface_that_takes_reports(
     ins = inspection_of(db, tasks, fake=iface)
     assert await ins.continue_inspection({"inventory": {}}) == {"uuid": "from-the-interface"}
     assert iface.reports == [{"inventory": {}}]
+
+
+async def test_a_reports_callback_token_goes_to_the_interface_unchanged(
+        db: Database, tasks: TaskManager, iface: ScriptedInspect) -> None:
+    await inspection_of(db, tasks, fake=iface).continue_inspection({}, "the-token")
+    assert iface.tokens == ["the-token"]
 
 
 async def test_a_report_with_no_interface_taking_reports_is_refused(

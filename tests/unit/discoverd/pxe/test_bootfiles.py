@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from ironsight.common import config
-from ironsight.discoverd.pxe.bootfiles import ipxe_script
-from ironsight.discoverd.service import DiscoverdService
+from ironsight.discoverd.pxe.bootfiles import chain_script, ipxe_script, mac_of
+from ironsight.discoverd.service import DiscoverdService, upgrade_database
 
 URL = "http://10.20.0.1:5050"
 
@@ -24,8 +24,24 @@ def test_ipxe_script_boots_the_ramdisk_with_callback_url_and_bootif() -> None:
         "boot\n")
 
 
+def test_ipxe_script_with_a_token_puts_it_next_to_the_callback_url() -> None:
+    assert (f"ironsight.callback_url={URL}/v1/continue ironsight.callback_token=T0k-en_ "
+            "BOOTIF=") in ipxe_script(URL, "", "T0k-en_")
+
+
 def test_ipxe_script_without_extra_params_has_no_trailing_space() -> None:
     assert "hexhyp}\n" in ipxe_script(URL, "  ")
+
+
+def test_chain_script_sends_each_node_to_the_script_of_the_mac_it_booted_from() -> None:
+    assert chain_script(URL) == f"#!ipxe\nchain {URL}/boot/${{netX/mac:hexhyp}}.ipxe\n"
+
+
+@pytest.mark.parametrize(("text", "mac"), [
+    ("52-54-00-12-34-ab", "52:54:00:12:34:ab"), ("52:54:00:12:34:AB", "52:54:00:12:34:ab"),
+    ("52-54-00-12-34", None), ("zz-54-00-12-34-ab", None), ("../../etc", None)])
+def test_mac_of(text: str, mac: str | None) -> None:
+    assert mac_of(text) == mac
 
 
 def _conf(tmp_path: Path, pxe: bool) -> config.Config:
@@ -36,6 +52,7 @@ def _conf(tmp_path: Path, pxe: bool) -> config.Config:
 
 
 async def _client(conf: config.Config) -> AsyncIterator[httpx.AsyncClient]:
+    upgrade_database(conf)
     svc = DiscoverdService(conf)  # not started: the routes need no running service
     try:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=svc.app),
@@ -51,14 +68,27 @@ async def di(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-async def test_boot_script_names_the_configured_urls(di: httpx.AsyncClient) -> None:
+async def test_boot_script_chains_to_the_nodes_own_script(di: httpx.AsyncClient) -> None:
     resp = await di.get("/boot.ipxe")
+    assert resp.status_code == 200
+    assert resp.text == chain_script(URL)
+
+
+async def test_node_script_names_the_configured_urls(di: httpx.AsyncClient) -> None:
+    resp = await di.get("/boot/52-54-00-12-34-56.ipxe")
     assert resp.status_code == 200
     assert resp.text.startswith("#!ipxe\n")
     assert f"kernel {URL}/pxe/vmlinuz " in resp.text
     assert f"ironsight.callback_url={URL}/v1/continue " in resp.text
     assert resp.text.splitlines()[1].endswith(" quiet")
     assert f"initrd --name initramfs {URL}/pxe/initramfs\n" in resp.text
+    assert "callback_token" not in resp.text  # not under introspection, not serving DHCP
+
+
+async def test_node_script_of_something_not_a_mac_is_a_404(di: httpx.AsyncClient) -> None:
+    resp = await di.get("/boot/not-a-mac.ipxe")
+    assert resp.status_code == 404
+    assert "Not a MAC address" in resp.text
 
 
 async def test_kernel_and_initramfs_are_served_from_the_ramdisk_dir(
@@ -86,3 +116,17 @@ async def test_without_pxe_there_are_no_boot_routes(tmp_path: Path) -> None:
     async for client in _client(_conf(tmp_path, pxe=False)):
         assert (await client.get("/boot.ipxe")).status_code == 404
         assert (await client.get("/pxe/vmlinuz")).status_code == 404
+
+
+async def test_boot_scripts_are_rate_limited_per_address(tmp_path: Path) -> None:
+    conf = config.load(overrides={
+        "DEFAULT": {"state_dir": str(tmp_path)},
+        "pxe": {"enabled": "true", "http_url": URL},
+        "introspection": {"ramdisk_rate_limit": "1", "ramdisk_rate_burst": "2",
+                          "ramdisk_rate_limit_exempt": ""}})
+    async for client in _client(conf):
+        assert (await client.get("/boot.ipxe")).status_code == 200
+        assert (await client.get("/boot/52-54-00-12-34-56.ipxe")).status_code == 200
+        refused = await client.get("/boot.ipxe")
+        assert refused.status_code == 429
+        assert int(refused.headers["Retry-After"]) >= 1

@@ -119,3 +119,14 @@ def test_leases_are_read_from_the_log() -> None:
 ])
 def test_log_lines_get_a_level_by_what_they_tell(line: str, level: int) -> None:
     assert dnsmasq.log_level(line) == level
+
+
+def test_lease_addresses_of_a_mac_from_the_lease_file(tmp_path: Path) -> None:
+    leases = tmp_path / "dnsmasq.leases"
+    leases.write_text("1700000000 52:54:00:aa:bb:01 10.20.0.105 node-a 01:52:54:00:aa:bb:01\n"
+                      "1700000000 52:54:00:AA:BB:02 10.20.0.106 * *\n"
+                      "garbage\n")
+    assert dnsmasq.lease_addresses(leases, "52:54:00:aa:bb:01") == {"10.20.0.105"}
+    assert dnsmasq.lease_addresses(leases, "52:54:00:aa:bb:02") == {"10.20.0.106"}
+    assert dnsmasq.lease_addresses(leases, "52:54:00:aa:bb:03") == set()
+    assert dnsmasq.lease_addresses(tmp_path / "missing", "52:54:00:aa:bb:01") == set()
