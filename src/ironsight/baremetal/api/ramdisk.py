@@ -18,8 +18,8 @@ from ironsight.common.exceptions import Invalid
 async def continue_inspection(ctx: Ctx) -> Any:
     ctx.query({"node_uuid"})  # accepted for compatibility; discoverd looks the node up itself
     conf = ctx.deps.conf
-    data = await read_json(ctx.request, conf.api.max_body_size + conf.introspection.max_logs_size,
-                           conf.api.max_json_depth)
+    data = await read_json(ctx.request, conf.introspection.max_callback_size,
+                           conf.api.max_json_depth, "Ramdisk data")
     if not isinstance(data, dict):
         raise Invalid("The ramdisk data must be a JSON object")
     result = await ctx.deps.conductor.continue_inspection(data)
