@@ -9,7 +9,7 @@ virtual BMCs driving QEMU (TCG), the real discovery ramdisk. Five VMs:
 * lab-4 is enrolled but never inspected: the PXE filter denies its MAC, so when it is powered
   on by hand through its BMC dnsmasq ignores it;
 * lab-5 has ten more small disks, which makes its agent's report larger than this lab's
-  `[introspection] max_body_size` (4 KiB; the other VMs' reports are ~2 KiB): discoverd
+  `[introspection] max_callback_size` (4 KiB; the other VMs' reports are ~2 KiB): discoverd
   answers 413, the agent exits 1, and the ramdisk's /init posts its fallback error report,
   which must end the inspection in `inspect failed` with that error. (The agent itself has
   no per-VM way to fail: its collectors survive any VM hardware, and the kernel command
@@ -76,7 +76,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         state_dir=tmp_path_factory.mktemp("lab"), vms=_lab_vms(),
         network=LabNetwork(namespace=f"islab-{secrets.token_hex(3)}"),
         ramdisk_dir=_ramdisk_dir(), api_port=0, discoverd_port=0, bmc_same_ports=False,
-        extra_conf={"introspection": {"max_body_size": str(MAX_BODY),
+        extra_conf={"introspection": {"max_callback_size": str(MAX_BODY),
                                       "max_logs_size": "0"}})
     with running(options, log=print) as the_lab:
         yield the_lab

@@ -12,10 +12,11 @@ from typing import Any
 
 import click
 
+from ironsight.cli.state_dir import check_state_dir
 from ironsight.common import config as configmod
 from ironsight.common import logs
 from ironsight.common.auth.strategy import check_listeners
-from ironsight.common.exceptions import ConfigError
+from ironsight.common.exceptions import ConfigError, DatabaseUnavailable
 from ironsight.common.files import private_dir
 
 LOG = logging.getLogger(__name__)
@@ -178,8 +179,17 @@ def upgrade_all(conf: configmod.Config, only: str | None = None) -> list[str]:
             done.append("discoverd tables at revision "
                         f"{current_revision(conf.discoverd_database_url, DI_TABLE)}")
     except Exception as exc:
-        raise click.ClickException(f"database upgrade failed: {exc}") from None
+        raise click.ClickException(f"database upgrade failed: {one_line(exc)}") from None
     return done
+
+
+def one_line(exc: BaseException) -> str:
+    """What an error says, in one line: a database driver's own text (SQLAlchemy adds the
+    statement and a link on further lines)."""
+    orig = getattr(exc, "orig", None)
+    text = str(orig if orig is not None else exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first
 
 
 def register(cli: click.Group) -> None:
@@ -190,16 +200,24 @@ def register(cli: click.Group) -> None:
     def serve(config_file: str | None, only: str | None) -> None:
         """Run the bare-metal service (API and conductor) and discoverd."""
         conf = _load(config_file)
+        check_state_dir(conf.state_dir)
         logs.setup(conf.DEFAULT.debug, conf.DEFAULT.log_file)
         if only in (None, "baremetal"):
             _check_key_file(conf)
         upgrade_all(conf, only)
         LOG.info("State directory: %s", conf.state_dir)
+        from sqlalchemy.exc import DBAPIError
+
         try:
             with contextlib.suppress(KeyboardInterrupt):
                 run(_serve(conf, only))
         except ConfigError as exc:
             raise click.ClickException(str(exc)) from None
+        except (OSError, DBAPIError, DatabaseUnavailable) as exc:
+            # storage (read-only, full) or database trouble at start: one line, the
+            # traceback only in the log at debug level
+            LOG.debug("serve failed", exc_info=True)
+            raise click.ClickException(f"cannot run: {one_line(exc)}") from None
 
     @cli.group()
     def db() -> None:

@@ -95,8 +95,8 @@ class ApiSection:
     max_body_size: int = opt(
         1048576, "Largest request body accepted, in bytes (larger: 413).", minimum=1024)
     max_json_depth: int = opt(
-        32, "Deepest nesting of arrays and objects accepted in a JSON request body (deeper: "
-        "400).", minimum=2)
+        25, "Deepest nesting of arrays and objects accepted in a JSON request body (deeper: "
+        "400; Ironic's limit).", minimum=2)
     cert_file: str = opt("", "TLS certificate (PEM, the chain after it) of the bare-metal "
                          "API; with key_file, it serves HTTPS. Empty: HTTP.")
     key_file: str = opt("", "TLS private key (PEM) of cert_file.")
@@ -243,13 +243,18 @@ class IntrospectionSection:
         60.0, "A replica silent for this long is dead: another takes over its running "
         "steps (a replica on this host whose process is gone is dead at once).", minimum=1)
     max_body_size: int = opt(
-        1048576, "Largest ramdisk callback accepted, in bytes, not counting `logs`.",
-        minimum=1024)
+        1048576, "Largest request body accepted by discoverd's API, in bytes (larger: 413); "
+        "the ramdisk's report has its own limit, max_callback_size.", minimum=1024)
+    max_callback_size: int = opt(
+        16777216, "Largest ramdisk report accepted (`/v1/continue` here, "
+        "`/v1/continue_inspection` on the bare-metal API, reapplied data), in bytes, `logs` "
+        "included (larger: 413; Ironic's limit).", minimum=1024)
     max_logs_size: int = opt(
-        10485760, "Largest `logs` field (base64) accepted in a callback, in bytes.", minimum=0)
+        10485760, "Largest `logs` field (base64) accepted in a ramdisk report, in bytes "
+        "(larger: 413).", minimum=0)
     max_json_depth: int = opt(
-        32, "Deepest nesting of arrays and objects accepted in a JSON request body, the "
-        "ramdisk's report included (deeper: 400).", minimum=2)
+        25, "Deepest nesting of arrays and objects accepted in a JSON request body, the "
+        "ramdisk's report included (deeper: 400; Ironic's limit).", minimum=2)
     max_limit: int = opt(1000, "Largest number of introspections a list request returns.",
                          minimum=1)
     workers_pool_size: int = opt(

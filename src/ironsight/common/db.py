@@ -27,7 +27,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
-from ironsight.common.exceptions import ConfigError, DatabaseUnavailable
+from ironsight.common.exceptions import ConfigError, DatabaseUnavailable, StorageFull
 from ironsight.common.files import prepare_sqlite
 from ironsight.common.pgfast import FastPool
 
@@ -305,6 +305,9 @@ def _unavailable() -> Iterator[None]:
         LOG.warning("Database unavailable: no free connection in the pool: %s", exc)
         raise DatabaseUnavailable(exc) from exc
     except DBAPIError as exc:
+        if _is_full(exc):
+            LOG.error("Database storage full: %s", _first_line(exc))
+            raise StorageFull(exc) from exc
         if not _is_outage(exc):
             raise
         # The driver's own text only: SQLAlchemy's adds the statement (its parameters are
@@ -321,6 +324,32 @@ def _unavailable() -> Iterator[None]:
 # also what a database that refuses connections (ALLOW_CONNECTIONS false) answers.
 _OUTAGE_CLASSES = ("08", "53", "57")
 _OUTAGE_STATES = ("55000",)
+
+
+def _first_line(exc: DBAPIError) -> str:
+    first = str(exc.orig).strip().splitlines()[:1]
+    return f"{type(exc.orig).__name__}: {first[0] if first else ''}"
+
+
+_SQLITE_FULL = 13  # SQLITE_FULL: "database or disk is full" (also max_page_count reached)
+_ENOSPC = 28
+
+
+def _is_full(exc: DBAPIError) -> bool:
+    """Whether a driver error says the database's storage is full: SQLite's SQLITE_FULL,
+    PostgreSQL's SQLSTATE 53100 (disk_full), or ENOSPC anywhere in the exception chain."""
+    seen: BaseException | None = exc.orig
+    for _ in range(5):
+        if seen is None:
+            return False
+        if getattr(seen, "sqlite_errorcode", None) == _SQLITE_FULL:
+            return True
+        if str(getattr(seen, "sqlstate", "") or "") == "53100":
+            return True
+        if isinstance(seen, OSError) and seen.errno == _ENOSPC:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _is_outage(exc: DBAPIError) -> bool:

@@ -85,6 +85,20 @@ class DatabaseUnavailable(IronsightError):
         self.cause = cause
 
 
+class StorageFull(DatabaseUnavailable):
+    """The database's storage is full (SQLite: "database or disk is full"; PostgreSQL:
+    SQLSTATE 53100 disk_full): 507, with the transaction rolled back. A DatabaseUnavailable
+    still, so that background work waits and retries as through an outage."""
+
+    code = 507
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(cause)
+        self.message = ("The database's storage is full; nothing was changed. Free space "
+                        "where the database is stored, then retry.")
+        self.args = (self.message,)
+
+
 class DriverError(IronsightError):
     """A driver could not talk to the hardware (BMC, hypervisor)."""
 

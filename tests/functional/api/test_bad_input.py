@@ -98,7 +98,7 @@ async def test_deeply_nested_body_is_400_naming_the_limit_and_creates_nothing(
         resp = await api.post("/v1/nodes", content=body,
                               headers={"Content-Type": "application/json"})
         assert resp.status_code == 400, (depth, resp.text)
-        assert "nested more than 32 levels deep" in fault(resp)
+        assert "nested more than 25 levels deep" in fault(resp)
     assert await node_count(api) == 0
 
 

@@ -3,13 +3,18 @@ kept open, with the isolation a fresh pooled connection per transaction gave."""
 
 from __future__ import annotations
 
+import errno
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import asyncpg
 import pytest
 from sqlalchemy import Column, Integer, MetaData, String, Table, insert, select, text
+from sqlalchemy.exc import DBAPIError
 
+from ironsight.common import db as dbmodule
 from ironsight.common.db import Database
+from ironsight.common.exceptions import DatabaseUnavailable, StorageFull
 
 metadata = MetaData()
 items = Table("items", metadata, Column("id", Integer, primary_key=True),
@@ -91,3 +96,23 @@ async def test_close_then_use_reopens_the_connections(db: Database) -> None:
     async with db.begin() as conn:
         await conn.execute(insert(items), {"name": "a"})
     assert await names(db) == ["a"]
+
+
+def _raised_through(orig: Exception) -> BaseException:
+    with pytest.raises(Exception) as raised, dbmodule._unavailable():
+        raise DBAPIError("INSERT ...", None, orig)
+    return raised.value
+
+
+def test_postgresql_disk_full_is_storage_full_507() -> None:
+    found = _raised_through(asyncpg.exceptions.DiskFullError("could not extend file"))
+    assert isinstance(found, StorageFull) and found.code == 507
+
+
+def test_enospc_is_storage_full() -> None:
+    assert isinstance(_raised_through(OSError(errno.ENOSPC, "No space left")), StorageFull)
+
+
+def test_other_insufficient_resources_stay_503() -> None:
+    found = _raised_through(asyncpg.exceptions.TooManyConnectionsError("too many"))
+    assert isinstance(found, DatabaseUnavailable) and not isinstance(found, StorageFull)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ironsight.baremetal import fields
 from ironsight.baremetal.conductor.manager import Conductor
 from ironsight.baremetal.conductor.records import Records
 from ironsight.common.api.endpoint import RequestContext
@@ -44,12 +45,11 @@ def links(base: str, path: str) -> list[dict[str, str]]:
 
 
 def parse_bool(name: str, raw: str) -> bool:
-    low = raw.lower()
-    if low in ("1", "true", "yes", "on", "y"):
-        return True
-    if low in ("0", "false", "no", "off", "n"):
-        return False
-    raise Invalid(f"Invalid value for query parameter '{name}': {raw!r} is not a boolean")
+    try:
+        return fields.ironic_bool(raw)
+    except ValueError:
+        raise Invalid(f"Invalid value for query parameter '{name}': {raw!r} is not a "
+                      "boolean") from None
 
 
 def parse_limit(raw: str | None, max_limit: int) -> int:

@@ -151,10 +151,14 @@ async def set_power_state(ctx: Ctx) -> Any:
 @endpoint
 async def set_provision_state(ctx: Ctx) -> Any:
     raw = await ctx.body()
-    if isinstance(raw, dict) and raw.get("target") not in _VERB_VERSIONS:
-        raise InvalidParameterValue(
-            f"target: {raw.get('target')!r} is not a provision action supported by ironsight "
-            f"(one of: {', '.join(_VERB_VERSIONS)})")
+    if isinstance(raw, dict):
+        target = raw.get("target")
+        if not isinstance(target, str) or target not in _VERB_VERSIONS:
+            shown = repr(target) if isinstance(target, str | int | float | None) else \
+                f"a JSON {'object' if isinstance(target, dict) else 'array'}"
+            raise InvalidParameterValue(
+                f"target: {shown} is not a provision action supported by ironsight "
+                f"(one of: {', '.join(_VERB_VERSIONS)})")
     body = schemas.ProvisionTarget.model_validate(raw)
     if not ctx.at_least(_VERB_VERSIONS[body.target]):
         raise NotAcceptable("Request not acceptable.")

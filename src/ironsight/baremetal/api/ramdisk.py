@@ -25,8 +25,8 @@ async def continue_inspection(ctx: Ctx) -> Any:
     ctx.deps.ramdisk_limiter.check(client.host if client else None)
     ctx.query({"node_uuid"})  # accepted for compatibility; discoverd looks the node up itself
     conf = ctx.deps.conf
-    data = await read_json(ctx.request, conf.api.max_body_size + conf.introspection.max_logs_size,
-                           conf.api.max_json_depth)
+    data = await read_json(ctx.request, conf.introspection.max_callback_size,
+                           conf.api.max_json_depth, "Ramdisk data")
     if not isinstance(data, dict):
         raise Invalid("The ramdisk data must be a JSON object")
     # The callback token is discoverd's to check: forwarded unchanged, never logged here.

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from ironsight.baremetal import fields
 from ironsight.common.exceptions import Invalid
 from ironsight.common.ids import is_uuid_like
 
@@ -15,6 +16,8 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9\-._~]+$")
 _MAC_RE = re.compile(r"^([0-9a-fA-F]{2})([:-][0-9a-fA-F]{2}){5}$")
 
 JsonDict = dict[str, Any]
+# A boolean in a request body, in any spelling Ironic's API takes ("True", "on", "0"...).
+IronicBool = Annotated[bool, BeforeValidator(fields.ironic_bool)]
 
 
 def normalize_mac(value: str) -> str:
@@ -63,6 +66,18 @@ class NodeFields(_Strict):
     _name = field_validator("name")(classmethod(lambda cls, v: _check_name(v)))
     _iuuid = field_validator("instance_uuid")(classmethod(lambda cls, v: _check_uuid(v)))
 
+    @field_validator("properties")
+    @classmethod
+    def _properties(cls, v: JsonDict) -> JsonDict:
+        fields.check_properties(v)  # raises Invalid naming 'properties field ...'
+        return v
+
+    @field_validator("driver_info")
+    @classmethod
+    def _driver_info(cls, v: JsonDict) -> JsonDict:
+        fields.check_driver_info(v)
+        return v
+
 
 class NodeCreate(NodeFields):
     uuid: str | None = None
@@ -73,7 +88,7 @@ class NodeCreate(NodeFields):
 class PortFields(_Strict):
     address: str
     node_uuid: str
-    pxe_enabled: StrictBool = True
+    pxe_enabled: IronicBool = True
     local_link_connection: JsonDict = Field(default_factory=dict)
     physical_network: str | None = Field(default=None, max_length=64)
     extra: JsonDict = Field(default_factory=dict)
@@ -118,7 +133,7 @@ class ProvisionTarget(_Strict):
 
 class BootDevice(_Strict):
     boot_device: str
-    persistent: StrictBool = False
+    persistent: IronicBool = False
 
 
 class Maintenance(_Strict):

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ironsight.baremetal import fields
 from ironsight.common.config import Config
 from ironsight.common.exceptions import (
     InvalidParameterValue,
@@ -296,15 +297,7 @@ def require(info: Mapping[str, Any], key: str) -> Any:
 
 
 def as_port(info: Mapping[str, Any], key: str, default: int) -> int:
-    raw = info.get(key, default)
-    try:
-        port = int(raw)
-    except (TypeError, ValueError):
-        raise InvalidParameterValue(
-            f"driver_info field '{key}' must be an integer, got {raw!r}") from None
-    if not 0 < port < 65536:
-        raise InvalidParameterValue(f"driver_info field '{key}' must be 1..65535, got {port}")
-    return port
+    return fields.port_number("driver_info", key, info.get(key, default))
 
 
 def as_str(info: Mapping[str, Any], key: str, default: str | None = None) -> str | None:

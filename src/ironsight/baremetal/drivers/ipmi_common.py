@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from ironsight.baremetal import fields
 from ironsight.baremetal.drivers.base import NodeContext, as_port, as_str, require
 from ironsight.common.config import Config
 from ironsight.common.exceptions import DriverError, InvalidParameterValue
@@ -41,11 +42,7 @@ class IpmiInfo:
 def parse_ipmi_info(node: NodeContext) -> IpmiInfo:
     """Validate the ipmi_* fields of driver_info; errors name the field."""
     info = node.driver_info
-    require(info, "ipmi_address")
-    address = as_str(info, "ipmi_address") or ""
-    if any(ch.isspace() for ch in address):
-        raise InvalidParameterValue(
-            f"driver_info field 'ipmi_address' must be a host name or address, got {address!r}")
+    address = fields.host_address("driver_info", "ipmi_address", require(info, "ipmi_address"))
     password = info.get("ipmi_password")
     if password is not None and not isinstance(password, str):
         # no value in this message: it is a secret

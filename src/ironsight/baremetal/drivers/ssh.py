@@ -24,7 +24,7 @@ from typing import Any
 
 import asyncssh
 
-from ironsight.baremetal import states
+from ironsight.baremetal import fields, states
 from ironsight.baremetal.drivers.base import (
     BOOT_DEVICE_DISK,
     BOOT_DEVICE_PXE,
@@ -109,7 +109,7 @@ def _required_str(info: Mapping[str, Any], key: str) -> str:
 def parse_ssh_info(node: NodeContext) -> SshInfo:
     """Validate the ssh_* fields of driver_info; errors name the field, never a secret."""
     info = node.driver_info
-    address = _required_str(info, "ssh_address")
+    address = fields.host_address("driver_info", "ssh_address", require(info, "ssh_address"))
     username = _required_str(info, "ssh_username")
     virt_type = _required_str(info, "ssh_virt_type")
     if virt_type not in SUPPORTED_VIRT_TYPES:

@@ -18,7 +18,11 @@ from starlette.requests import Request
 from ironsight.common.exceptions import Invalid, NotAcceptable
 
 Version = tuple[int, int]
-_VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
+# At most 9 digits each side: a version header is short, and int() of a long digit string costs
+# time (and past 4300 digits raises). Longer is malformed (400), like any other garbage.
+_VERSION_RE = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})")
+# The longest header value looked at; a longer one is malformed without being parsed.
+MAX_HEADER_LENGTH = 64
 
 
 def fmt(version: Version) -> str:
@@ -27,7 +31,7 @@ def fmt(version: Version) -> str:
 
 def parse(raw: str) -> Version | None:
     """(major, minor) of 'X.Y'; None when malformed."""
-    match = _VERSION_RE.match(raw)
+    match = _VERSION_RE.fullmatch(raw)
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
@@ -72,8 +76,9 @@ class VersionPolicy:
             return self.maximum if self.default_is_newest else self.minimum
         if raw.lower() == "latest":
             return self.maximum
-        version = parse(raw)
+        version = parse(raw) if len(raw) <= MAX_HEADER_LENGTH else None
         if version is None:
+            raw = raw if len(raw) <= MAX_HEADER_LENGTH else raw[:MAX_HEADER_LENGTH] + "..."
             raise Invalid(self.malformed.format(**self._fields(raw)))
         if not self.minimum <= version <= self.maximum:
             raise NotAcceptable(self.unsupported.format(**self._fields(raw)))

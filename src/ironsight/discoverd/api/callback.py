@@ -22,7 +22,7 @@ WHAT = "Ramdisk data"
 
 async def _read(ctx: Ctx) -> Any:
     conf = ctx.deps.conf.introspection
-    raw = await read_body(ctx.request, conf.max_body_size + conf.max_logs_size, WHAT)
+    raw = await read_body(ctx.request, conf.max_callback_size, WHAT)
     data = parse_json(raw, conf.max_json_depth, WHAT)
     if not isinstance(data, dict):
         raise Invalid("The ramdisk data must be a JSON object")
@@ -31,9 +31,6 @@ async def _read(ctx: Ctx) -> Any:
     if logs_size > conf.max_logs_size:
         raise PayloadTooLarge(f"Field 'logs' is {logs_size} bytes; the limit is "
                               f"{conf.max_logs_size}")
-    if len(raw) - logs_size > conf.max_body_size:
-        raise PayloadTooLarge(f"Ramdisk data without 'logs' is {len(raw) - logs_size} bytes; "
-                              f"the limit is {conf.max_body_size}")
     return data
 
 

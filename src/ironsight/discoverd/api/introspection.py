@@ -117,7 +117,7 @@ async def get_unprocessed(ctx: Ctx) -> Any:
 async def reapply(ctx: Ctx) -> Any:
     ctx.require(4)
     uuid = await _uuid(ctx)
-    body = await read_body(ctx.request, ctx.spec.max_body_size)
+    body = await read_body(ctx.request, ctx.deps.conf.introspection.max_callback_size)
     data = None
     if body.strip():
         ctx.require(15)

@@ -77,3 +77,39 @@ def test_nesting_too_deep_for_the_parser_is_a_clear_error_not_a_crash() -> None:
 
 async def test_read_json_reads_then_parses() -> None:
     assert await read_json(request(b'{"a": [1, {"b": 2}]}'), 4096, 3) == {"a": [1, {"b": 2}]}
+
+
+def test_integer_past_64_bits_is_refused_naming_the_field() -> None:
+    with pytest.raises(Invalid, match=r"field 'properties\.cpus': 9{12}\.\.\. \(5000 "):
+        parse_json(b'{"properties": {"cpus": ' + b"9" * 5000 + b"}}", 32)
+
+
+def test_integer_at_the_64_bit_bounds_is_accepted() -> None:
+    assert parse_json(b"[-9223372036854775808, 9223372036854775807]", 32) == [
+        -(2**63), 2**63 - 1]
+
+
+def test_integer_just_past_the_bound_is_refused() -> None:
+    with pytest.raises(Invalid, match=r"field 'a\[1\]'"):
+        parse_json(b'{"a": [0, 9223372036854775808]}', 32)
+
+
+@pytest.mark.parametrize("literal", [b"1e999", b"-1e999", b"NaN", b"Infinity", b"-Infinity"])
+def test_non_finite_number_is_refused(literal: bytes) -> None:
+    with pytest.raises(Invalid, match="field 'x'"):
+        parse_json(b'{"x": ' + literal + b"}", 32)
+
+
+def test_lone_surrogate_in_a_value_is_refused_naming_the_field() -> None:
+    with pytest.raises(Invalid, match="field 'name': it contains a lone surrogate"):
+        parse_json(b'{"name": "a\\ud800"}', 32)
+
+
+def test_lone_surrogate_in_a_key_is_refused_and_shown_escaped() -> None:
+    with pytest.raises(Invalid, match=r"field 'extra\.k\\ud800'") as raised:
+        parse_json(b'{"extra": {"k\\ud800": 1}}', 32)
+    raised.value.message.encode()  # printable: no surrogate left in the message
+
+
+def test_surrogate_pair_is_ordinary_text() -> None:
+    assert parse_json(b'{"name": "\\ud83d\\ude00"}', 32) == {"name": "\U0001f600"}

@@ -6,6 +6,7 @@ import pytest
 from starlette.requests import Request
 
 from ironsight.baremetal.api.base import VERSIONS as IRONIC
+from ironsight.common.api.versions import VersionPolicy
 from ironsight.common.exceptions import Invalid, NotAcceptable
 from ironsight.discoverd.api.base import VERSIONS as INSPECTOR
 
@@ -57,3 +58,24 @@ def test_require_refuses_a_request_older_than_the_feature() -> None:
     INSPECTOR.require((1, 13), 13)
     with pytest.raises(NotAcceptable, match=r"needs API version 1\.13 or newer"):
         INSPECTOR.require((1, 12), 13)
+
+
+@pytest.mark.parametrize("policy", [IRONIC, INSPECTOR], ids=["ironic", "inspector"])
+def test_an_oversized_version_is_400_malformed_and_not_echoed_whole(
+        policy: VersionPolicy) -> None:
+    raw = "1." + "9" * 5000
+    with pytest.raises(Invalid) as raised:
+        policy.negotiate(request(**{policy.header: raw}))
+    assert raised.value.code == 400
+    assert len(raised.value.message) < 400
+
+
+def test_a_large_but_short_version_is_406_unsupported() -> None:
+    with pytest.raises(NotAcceptable):
+        IRONIC.negotiate(request(**{IRONIC.header: "1.999999999"}))
+
+
+@pytest.mark.parametrize("raw", ["1.1 1", "\u0661.\u0661", "1.1234567890", "+1.1"])
+def test_a_version_that_is_not_plain_ascii_digits_is_400(raw: str) -> None:
+    with pytest.raises(Invalid):
+        IRONIC.negotiate(request(**{IRONIC.header: raw}))
