@@ -49,11 +49,12 @@ def proc_stat(pid: int) -> tuple[float, float]:
 
 
 def start_service(state: Path, port: int, db_url: str | None, extra: str = "",
-                  only: str | None = None, wait_port: int | None = None
+                  only: str | None = None, wait_port: int | None = None, defaults: str = ""
                   ) -> subprocess.Popen[bytes]:
+    """`defaults`: more [DEFAULT] options (as lines)."""
     conf = state / f"bench-{only or 'all'}.conf"
     debug = "debug = true\n" if os.environ.get("BENCH_DEBUG") else ""
-    lines = [f"[DEFAULT]\nstate_dir = {state}\n{debug}", f"[api]\nport = {port}\n",
+    lines = [f"[DEFAULT]\nstate_dir = {state}\n{debug}{defaults}", f"[api]\nport = {port}\n",
              "[conductor]\nsync_power_state_interval = 0\n", extra]
     if db_url:
         lines.append(f"[database]\nconnection = {db_url}\n")

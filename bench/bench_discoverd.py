@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+import benchauth
 import loadgen
 from bench_api import free_port, proc_stat, start_service
 
@@ -67,7 +68,7 @@ def wait_states(port: int, uuids: list[str], wanted: str, timeout: float) -> Non
     """Poll discoverd's batched status (one request per 100 pending nodes, every POLL s) until
     every introspection is `wanted` ("finished": finished without an error). A node discoverd
     does not know yet is waited for: the bare-metal service may still be starting it."""
-    with discoverd.Client(f"http://127.0.0.1:{port}") as api:
+    with discoverd.Client(f"http://127.0.0.1:{port}", credentials=benchauth.CREDENTIALS) as api:
         outcome = wait_for_introspection(api, uuids, timeout, Poller(interval=POLL),
                                          wanted=None if wanted == "finished" else wanted,
                                          unknown_pending=True, stop_on_failure=True)

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+import benchauth
 import httpx
 import loadgen
 from bench_api import free_port, proc_stat, start_service
@@ -51,7 +52,7 @@ from ironsight.client.wait import NodeWatch, Poller, wait_for_nodes
 def wait_manageable(port: int, uuids: list[str], timeout: float) -> None:
     """Poll the node list (the operator's view: one request per 1000 nodes, every POLL s)
     until every node is manageable."""
-    with baremetal_client(f"http://127.0.0.1:{port}") as api:
+    with baremetal_client(f"http://127.0.0.1:{port}", credentials=benchauth.CREDENTIALS) as api:
         outcome = wait_for_nodes(api, uuids, NodeWatch.provision("manageable"), timeout,
                                  Poller(interval=POLL), stop_on_failure=True, batched=True)
     if outcome.failed:
@@ -134,7 +135,8 @@ def db_counts(bm_port: int, di_port: int) -> dict[str, float]:
     code older than the counters)."""
     counts = {}
     for service, port in (("bm", bm_port), ("di", di_port)):
-        resp = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10)
+        resp = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10,
+                         headers=benchauth.CREDENTIALS.headers())
         if resp.status_code != 200:
             continue
         for family in text_string_to_metric_families(resp.text):
@@ -187,6 +189,8 @@ def main() -> None:
                         help="3: three replicas of each service behind HAProxy (--db-url)")
     parser.add_argument("--split", action="store_true",
                         help="run the two services as two processes (serve --only ...)")
+    parser.add_argument("--auth", action="store_true",
+                        help="http_basic on both services (bench/benchauth.py)")
     args = parser.parse_args()
     # A SIGTERM (a timeout, a kill of the run) stops the services too (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -199,21 +203,28 @@ def main() -> None:
                                                            "ironsight_bench_di"])
             pg = PgStats(args.db_url)
         both = f"connection = {di_url}\n" if di_url else ""
+        auth = benchauth.enable(state, BM) if args.auth else {}
         extra = (f"[introspection]\nport = {di_port}\nironic_url = http://127.0.0.1:{bm_port}\n"
-                 f"{both}"
+                 f"{both}{auth.get('introspection', '')}"
                  "ironic_retry_interval = 0.05\n"
                  "allow_tokenless_reports = true\n[processing]\nadd_ports = all\n"
-                 f"[discoverd]\nenabled = true\nservice_url = http://127.0.0.1:{di_port}/v1\n")
+                 f"[discoverd]\nenabled = true\nservice_url = http://127.0.0.1:{di_port}/v1\n"
+                 f"{auth.get('discoverd', '')}")
+        defaults = auth.get("DEFAULT", "")
         if args.replicas == 3:
             if bm_url is None or di_url is None:
                 parser.error("--replicas 3 needs --db-url (replicas share PostgreSQL)")
+            if args.auth:
+                parser.error("--auth is for one process of each service")
             procs, bm_port, di_port = start_replicas(state, bm_url, di_url)
             servers = procs[:-1]
         else:
-            procs = ([start_service(state, bm_port, bm_url, extra, only="baremetal"),
+            procs = ([start_service(state, bm_port, bm_url, extra, only="baremetal",
+                                    defaults=defaults),
                       start_service(state, bm_port, bm_url, extra, only="discoverd",
-                                    wait_port=di_port)]
-                     if args.split else [start_service(state, bm_port, bm_url, extra)])
+                                    wait_port=di_port, defaults=defaults)]
+                     if args.split else [start_service(state, bm_port, bm_url, extra,
+                                                       defaults=defaults)])
             servers = procs
         try:
             time.sleep(1)
@@ -233,7 +244,8 @@ def main() -> None:
     n = args.nodes
     layout = ("6 (3 replicas of each service behind HAProxy)" if args.replicas == 3 else
               "2 (serve --only baremetal / --only discoverd)" if args.split else "1")
-    print(f"nodes={n} db={'postgresql' if args.db_url else 'sqlite'} processes={layout}")
+    print(f"nodes={n} db={'postgresql' if args.db_url else 'sqlite'} processes={layout}"
+          f" auth={'http_basic' if args.auth else 'noauth'}")
     print(f"  total (create → all manageable again)  {r['total']:6.2f} s  "
           f"({r['total'] / n * 1000:.1f} ms/node)")
     print(f"    create nodes + 2 ports each           {r['create']:6.2f} s")
