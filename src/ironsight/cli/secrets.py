@@ -1,5 +1,5 @@
 """`ironsight secrets`: the key file that encrypts driver_info secrets at rest, and the
-commands that encrypt existing values and rotate the key (see docs/security-secrets.md)."""
+commands that encrypt existing values and rotate the key (see docs/security.md)."""
 
 from __future__ import annotations
 

@@ -269,7 +269,7 @@ class IntrospectionSection:
         "", "Where ramdisk logs are written (when an introspection fails, or always with "
         "always_store_ramdisk_logs). Empty: ramdisk-logs in the state directory.")
     always_store_ramdisk_logs: bool = opt(False, "Store ramdisk logs of successful runs too.")
-    # --- the ramdisk side's protection (docs/security-ramdisk.md) ---
+    # --- the ramdisk side's protection (docs/security.md) ---
     allow_tokenless_reports: bool = opt(
         False, "Accept ramdisk reports that carry no callback token (stock ironic-python-agent "
         "ramdisks, nodes booted without discoverd's PXE side). Anyone who can reach "

@@ -6,7 +6,7 @@ A request for `/boot/<MAC>.ipxe` gets a fresh token (node_cache.issue_token) whe
 - the request comes from the IPv4 address that dnsmasq's lease file gives that MAC. Only the
   replica that serves the provisioning network runs dnsmasq and has the file; a request that
   reaches another replica gets no token (`[pxe] http_url` names the serving replica's
-  address by default, see docs/security-ramdisk.md).
+  address by default, see docs/security.md).
 iPXE asks for the script right after its DHCP exchange, possibly before dnsmasq has written
 the lease: a missing lease is looked for again for up to a second.
 
