@@ -115,12 +115,12 @@ def check_properties(properties: Mapping[str, Any]) -> None:
     """Refuse (400) a known property of the wrong type or out of bounds; warn of an unknown
     architecture (a new one should not need a new ironsight)."""
     for key in SIZE_PROPERTIES:
-        if properties.get(key) is not None:
+        if properties.get(key) not in (None, ""):  # "": unset, as for cpu_arch
             size(key, properties[key])
     arch = properties.get("cpu_arch")
-    if arch is None:
+    if arch in (None, ""):  # unset (inspection fills an empty property in)
         return
-    if not isinstance(arch, str) or not arch or len(arch) > 64 or not arch.isprintable():
+    if not isinstance(arch, str) or len(arch) > 64 or not arch.isprintable():
         raise InvalidParameterValue(
             f"properties field 'cpu_arch' must be an architecture name, got {_shown(arch)}")
     if arch not in KNOWN_ARCHES:
