@@ -17,6 +17,10 @@ def header(user: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
+def headers(user: str, password: str) -> dict[str, str]:
+    return {"authorization": header(user, password)}
+
+
 def test_basic_credentials_are_read() -> None:
     assert basic_credentials(header("alice", "pa:ss")) == ("alice", "pa:ss")
 
@@ -37,18 +41,18 @@ def authenticator(tmp_path: Path) -> HttpBasic:
 
 
 async def test_a_configured_user_gets_their_role(authenticator: HttpBasic) -> None:
-    assert await authenticator.identify(header("alice", "pw")) == Identity("alice", Role.ADMIN)
+    assert await authenticator.identify(headers("alice", "pw")) == Identity("alice", Role.ADMIN)
 
 
 async def test_an_unlisted_user_gets_the_default_role(authenticator: HttpBasic) -> None:
-    assert await authenticator.identify(header("bob", "pw")) == Identity("bob", Role.READER)
+    assert await authenticator.identify(headers("bob", "pw")) == Identity("bob", Role.READER)
 
 
 async def test_without_a_default_role_an_unlisted_user_is_refused(
         authenticator: HttpBasic) -> None:
     strict = HttpBasic(authenticator.users, authenticator.roles, None)
-    assert await strict.identify(header("bob", "pw")) is None
+    assert await strict.identify(headers("bob", "pw")) is None
 
 
 async def test_a_wrong_password_is_refused(authenticator: HttpBasic) -> None:
-    assert await authenticator.identify(header("alice", "nope")) is None
+    assert await authenticator.identify(headers("alice", "nope")) is None
