@@ -16,6 +16,7 @@ import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from keystoneauth1 import session as ks_session
@@ -119,6 +120,20 @@ class Keystone:
             for role in granted:
                 admin.put(f"/projects/{projects[project]}/users/{uid}/roles/{roles[role]}",
                           **api)  # type: ignore[arg-type]
+
+    def register(self, service_type: str, name: str, url: str) -> None:
+        """Put a service and its public endpoint in Keystone's catalog (where clients that
+        are given no endpoint find it)."""
+        admin = self.session()
+        api: Any = {"endpoint_filter": {"service_type": "identity", "interface": "public"}}
+        found = admin.get("/services", params={"type": service_type}, **api).json()["services"]
+        for old in found:  # an earlier module's service, on another port: gone with its URL
+            admin.delete(f"/services/{old['id']}", **api)
+        body = {"service": {"type": service_type, "name": name}}
+        sid = admin.post("/services", json=body, **api).json()["service"]["id"]
+        admin.post("/endpoints", json={"endpoint": {"service_id": sid, "interface": "public",
+                                                    "url": url, "region_id": "RegionOne"}},
+                   **api)
 
     def token(self, user: str) -> str:
         password, project, _ = USERS[user]
