@@ -5,6 +5,8 @@ inspection, and a Keystone that cannot be reached."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,3 +189,14 @@ def test_keystone_unreachable_gets_503_not_401_nor_500(tmp_path: Path, keystone:
         svc.stop()
     assert resp.status_code == 503
     assert "cannot reach Keystone" in resp.json()["error_message"]
+
+
+def test_serve_refuses_keystone_without_its_service_user(tmp_path: Path) -> None:
+    conf = tmp_path / "ironsight.conf"
+    conf.write_text(f"[DEFAULT]\nstate_dir = {tmp_path}\nauth_strategy = keystone\n"
+                    "[keystone_authtoken]\nauth_url = http://127.0.0.1:1/v3\n")
+    proc = subprocess.run([sys.executable, "-m", "ironsight.cli", "serve", "--config-file",
+                           str(conf)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert "needs [keystone_authtoken] username, password" in proc.stderr
+    assert "Traceback" not in proc.stderr
