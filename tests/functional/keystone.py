@@ -103,23 +103,23 @@ class Keystone:
     def create_users(self) -> None:
         """USERS, their projects and role assignments (through Keystone's REST API)."""
         admin = self.session()
-        api = {"endpoint_filter": {"service_type": "identity", "interface": "public"}}
+        api: Any = {"endpoint_filter": {"service_type": "identity", "interface": "public"}}
 
         def ids(kind: str) -> dict[str, str]:
-            found = admin.get(f"/{kind}", **api).json()[kind]  # type: ignore[arg-type]
+            found = admin.get(f"/{kind}", **api).json()[kind]
             return {item["name"]: item["id"] for item in found}
 
         projects, roles = ids("projects"), ids("roles")
         for project in {p for _, p, _ in USERS.values()} - set(projects):
             body = {"project": {"name": project, "domain_id": "default"}}
-            resp = admin.post("/projects", json=body, **api)  # type: ignore[arg-type]
+            resp = admin.post("/projects", json=body, **api)
             projects[project] = resp.json()["project"]["id"]
         for user, (password, project, granted) in USERS.items():
             body = {"user": {"name": user, "password": password, "domain_id": "default"}}
-            uid = admin.post("/users", json=body, **api).json()["user"]["id"]  # type: ignore[arg-type]
+            uid = admin.post("/users", json=body, **api).json()["user"]["id"]
             for role in granted:
                 admin.put(f"/projects/{projects[project]}/users/{uid}/roles/{roles[role]}",
-                          **api)  # type: ignore[arg-type]
+                          **api)
 
     def register(self, service_type: str, name: str, url: str) -> None:
         """Put a service and its public endpoint in Keystone's catalog (where clients that
