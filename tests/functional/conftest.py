@@ -149,3 +149,20 @@ def baremetal_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serv
 @pytest.fixture(scope="module")
 def baremetal_url(baremetal_service: ServiceProcess) -> str:
     return baremetal_service.url
+
+
+@pytest.fixture(scope="session")
+def keystone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real Keystone with the users of tests/functional/keystone.py, for the whole session
+    (set up and started in ~4 s). Skips where its venv is missing."""
+    from .keystone import Keystone, missing_reason
+
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    server = Keystone(tmp_path_factory.mktemp("keystone")).start()
+    try:
+        server.create_users()
+        yield server
+    finally:
+        server.stop()

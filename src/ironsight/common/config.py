@@ -62,9 +62,11 @@ class DefaultSection:
         "next start.", minimum=0)
     auth_strategy: str = opt(
         "noauth", "Authentication of both APIs: noauth (none: every caller is an admin; "
-        "only allowed on loopback addresses unless allow_remote_noauth) or http_basic (users "
-        "of http_basic_auth_user_file). Their ramdisk endpoints and version documents stay "
-        "open (see docs/security.md).", choices=("noauth", "http_basic"))
+        "only allowed on loopback addresses unless allow_remote_noauth), http_basic (users "
+        "of http_basic_auth_user_file) or keystone (X-Auth-Token validated by the Keystone of "
+        "[keystone_authtoken]; the services then call each other with tokens of its service "
+        "user). Their ramdisk endpoints and version documents stay open (see "
+        "docs/security.md).", choices=("noauth", "http_basic", "keystone"))
     http_basic_auth_user_file: str = opt(
         "/etc/ironsight/htpasswd", "With http_basic: an Apache htpasswd file of bcrypt "
         "entries (htpasswd -B), re-read when it changes.")
@@ -389,6 +391,45 @@ class SshSection:
 
 
 @dataclass(frozen=True)
+class KeystoneAuthtokenSection:
+    """auth_strategy = keystone: where tokens are validated, as whom (keystonemiddleware's
+    option names, as Ironic's and ironic-inspector's configurations have them)."""
+
+    auth_url: str = opt(
+        "", "Keystone's URL, e.g. http://keystone:5000 or http://keystone:5000/v3 (required "
+        "with auth_strategy = keystone): the service user authenticates there.")
+    www_authenticate_uri: str = opt(
+        "", "Keystone's URL as clients should reach it, sent in the WWW-Authenticate header "
+        "of a 401. Empty: auth_url.")
+    username: str = opt(
+        "", "The service user: it validates callers' tokens (it needs Keystone's `service` "
+        "role, or a system-scoped reader role) and the services call each other with its "
+        "tokens (it needs role member).")
+    password: str = opt("", "That user's password.", secret=True)
+    project_name: str = opt("service", "Project the service user's token is scoped to.")
+    user_domain_name: str = opt("Default", "Domain of the service user.")
+    project_domain_name: str = opt("Default", "Domain of project_name.")
+    interface: str = opt(
+        "public", "Which endpoint of the identity service, in Keystone's catalog, tokens are "
+        "validated at.", choices=("public", "internal", "admin"))
+    cafile: str = opt("", "CA certificates (PEM) that Keystone's HTTPS certificate is "
+                      "checked against. Empty: the default bundle (certifi's, as requests "
+                      "uses).")
+    http_connect_timeout: float = opt(
+        10.0, "Seconds one call to Keystone may take; beyond it (or Keystone unreachable) "
+        "the API answers 503.", minimum=0.1)
+    token_cache_time: int = opt(
+        300, "Seconds a validated token is remembered (never past its expiry), so that a "
+        "client's requests do not each ask Keystone; a revoked token keeps working this "
+        "long at most. 0: ask Keystone every time.", minimum=0)
+    allowed_projects: list[str] = opt(
+        ["admin", "service"], "Projects (names or IDs) whose tokens' roles count: a token "
+        "scoped to another project gets 403. A system-scoped token's roles always count. "
+        "Empty: any project (only where every project of the Keystone is trusted with the "
+        "bare-metal fleet).")
+
+
+@dataclass(frozen=True)
 class Config:
     DEFAULT: DefaultSection = field(default_factory=DefaultSection)
     api: ApiSection = field(default_factory=ApiSection)
@@ -401,6 +442,8 @@ class Config:
     pxe_filter: PxeFilterSection = field(default_factory=PxeFilterSection)
     ipmi: IpmiSection = field(default_factory=IpmiSection)
     ssh: SshSection = field(default_factory=SshSection)
+    keystone_authtoken: KeystoneAuthtokenSection = field(
+        default_factory=KeystoneAuthtokenSection)
 
     @property
     def state_dir(self) -> Path:

@@ -17,6 +17,7 @@ generator with blocking or awaited I/O.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import ssl
 import time
@@ -32,6 +33,7 @@ import httpx
 from ironsight.common.api.errors import error_message
 from ironsight.common.api.pagination import next_query
 from ironsight.common.auth.credentials import Credentials
+from ironsight.common.exceptions import IronsightError
 
 __version_info__ = (1, 0, 0)
 __version__ = ".".join(map(str, __version_info__))
@@ -363,6 +365,7 @@ class AsyncClient:
         self._sleep = sleep_function
         self._headers = _headers(auth_token, credentials)
         self._verify = _verify(self.base_url, credentials)
+        self._tokens = credentials.tokens if credentials is not None else None
         self._http = (httpx.AsyncClient(base_url=self.base_url, headers=self._headers,
                                         timeout=timeout, transport=transport)
                       if transport is not None else None)
@@ -382,6 +385,26 @@ class AsyncClient:
             await self._session.close()
 
     async def _send(self, call: _Call) -> Any:
+        if self._tokens is None:
+            return await self._send_once(call, {})
+        try:
+            return await self._send_once(call, await self._auth())
+        except ClientError as exc:
+            if exc.status_code != 401:
+                raise
+        self._tokens.invalidate()  # a token refused (revoked, expired early): once more
+        return await self._send_once(call, await self._auth())
+
+    async def _auth(self) -> Mapping[str, str]:
+        assert self._tokens is not None
+        try:
+            return await self._tokens.headers()
+        except IronsightError as exc:  # Keystone down: as unavailable as discoverd itself
+            raise ServiceUnavailable(f"no token to call discoverd with: {exc}") from None
+
+    async def _send_once(self, call: _Call, auth: Mapping[str, str]) -> Any:
+        if auth:
+            call = dataclasses.replace(call, headers={**call.headers, **auth})
         if self._http is not None:
             try:
                 response = await self._http.request(call.method, call.path,

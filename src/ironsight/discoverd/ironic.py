@@ -21,6 +21,7 @@ import aiohttp
 from ironsight.common.api.errors import error_message
 from ironsight.common.api.pagination import next_query
 from ironsight.common.auth.credentials import Credentials
+from ironsight.common.auth.service_token import TokenUnavailable, service_token
 from ironsight.common.config import Config
 from ironsight.common.exceptions import IronsightError
 
@@ -71,6 +72,8 @@ class Ironic:
         self.credentials = Credentials(section.ironic_username, section.ironic_password,
                                        section.ironic_auth_token, section.ironic_cafile)
         self.headers.update(self.credentials.headers())
+        # auth_strategy = keystone: the service user's token, asked for on every call
+        self.tokens = service_token(conf)
         self.attempts = section.ironic_retries
         self.interval = section.ironic_retry_interval
         self.unreachable_for = section.ironic_unreachable_timeout
@@ -103,22 +106,31 @@ class Ironic:
         loop = asyncio.get_running_loop()
         unreachable_until: float | None = None
         attempt = 0
+        renewed = False
         while True:
             attempt += 1
             try:
-                async with self._http().request(method, url, data=data, params=params) as resp:
+                headers = await self.tokens.headers() if self.tokens is not None else None
+                async with self._http().request(method, url, data=data, params=params,
+                                                headers=headers) as resp:
                     status, payload = resp.status, await resp.read()
-            except (aiohttp.ClientError, TimeoutError) as exc:
+            except (aiohttp.ClientError, TimeoutError, TokenUnavailable) as exc:
+                # Keystone down (no token) is waited out as the API's own restart would be
                 why = f"{exc or type(exc).__name__}"
                 now = loop.time()
                 unreachable_until = unreachable_until or now + self.unreachable_for
                 if now >= unreachable_until:
-                    raise IronicError(f"bare-metal API unreachable ({method} {path}): {why}",
+                    what = "no token" if isinstance(exc, TokenUnavailable) else "unreachable"
+                    raise IronicError(f"bare-metal API {what} ({method} {path}): {why}",
                                       code=502) from None
                 LOG.info("%s %s: bare-metal API unreachable (%s); retrying", method, path, why)
                 await asyncio.sleep(min(self._backoff(attempt), unreachable_until - now))
                 continue
             unreachable_until = None
+            if status == 401 and self.tokens is not None and not renewed:
+                self.tokens.invalidate()  # revoked, or expired early: once with a new one
+                renewed = True
+                continue
             if attempt < self.attempts and (status in RETRIED or (status == 409
                                                                   and _locked(status, payload))):
                 LOG.debug("%s %s: %s, retry %d/%d", method, path,

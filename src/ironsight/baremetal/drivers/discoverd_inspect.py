@@ -43,6 +43,7 @@ from ironsight.baremetal.drivers.base import (
     WaitingNode,
 )
 from ironsight.common.auth.credentials import Credentials
+from ironsight.common.auth.service_token import service_token
 from ironsight.common.clock import utcnow
 from ironsight.common.config import Config
 from ironsight.common.exceptions import DiscoverdDisabled, DriverLoadError, IronsightError
@@ -117,7 +118,8 @@ class DiscoverdInspect(InspectInterface):
             section = self.conf.discoverd
             self._client = self.client_lib.AsyncClient(
                 section.service_url, credentials=Credentials(
-                    section.username, section.password, cafile=section.cafile))
+                    section.username, section.password, cafile=section.cafile,
+                    tokens=service_token(self.conf)))
         return self._client
 
     async def close(self) -> None:

@@ -6,7 +6,21 @@ from __future__ import annotations
 
 import base64
 import ssl
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class TokenSource(Protocol):
+    """Headers asked for on every request (a Keystone token renewed before it expires);
+    cheap when nothing changed."""
+
+    async def headers(self) -> Mapping[str, str]:
+        """The headers that authenticate a request (raises an IronsightError, 503, when
+        none can be had)."""
+
+    def invalidate(self) -> None:
+        """Forget the token (the peer refused it); the next request gets a new one."""
 
 
 @dataclass(frozen=True)
@@ -15,6 +29,8 @@ class Credentials:
     password: str = field(default="", repr=False)
     token: str = field(default="", repr=False)  # X-Auth-Token (a Keystone token)
     cafile: str = ""  # CA bundle that the server's certificate must chain to; "": the system's
+    # per-request headers on top of headers() (async clients only): a service's Keystone token
+    tokens: TokenSource | None = field(default=None, repr=False, compare=False)
 
     def headers(self) -> dict[str, str]:
         found: dict[str, str] = {}

@@ -1,7 +1,8 @@
 """The authentication middleware both services' applications are wrapped in: who is calling
 (an `Authenticator`), and may they (`AccessRules`). A refusal is answered in the service's own
-error envelope: 401 with a `WWW-Authenticate` challenge when credentials are missing or
-wrong, 403 when the caller's role is too low."""
+error envelope: 401 with the authenticator's `WWW-Authenticate` challenge when credentials
+are missing or wrong, 403 when the caller's role is too low, 503 when whoever checks
+credentials (Keystone) cannot be asked."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import binascii
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
+from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -23,15 +25,29 @@ REALM = "ironsight"
 
 class Authenticator(Protocol):
     name: str
+    challenge: str  # the WWW-Authenticate header of a 401
+    asks_for: str  # what a 401's message tells the caller to give
 
-    async def identify(self, authorization: str | None) -> Identity | None:
-        """The caller named by an Authorization header; None: not authenticated."""
+    async def identify(self, headers: Mapping[str, str]) -> Identity | None:
+        """The caller named by the request's headers (lower-case names); None: not
+        authenticated. Raises `Forbidden` for a caller known but refused, `Unavailable`
+        when the credentials cannot be checked now. Runs on every request: keep it cheap."""
+
+
+class Forbidden(Exception):
+    """Credentials that are valid but give no role here (answered 403; the message says why)."""
+
+
+class Unavailable(Exception):
+    """Credentials that cannot be checked now (answered 503; the message says why)."""
 
 
 class NoAuth:
     name = "noauth"
+    challenge = ""
+    asks_for = ""
 
-    async def identify(self, authorization: str | None) -> Identity | None:
+    async def identify(self, headers: Mapping[str, str]) -> Identity | None:
         return ANONYMOUS_ADMIN
 
 
@@ -54,6 +70,8 @@ class HttpBasic:
     """Users of an htpasswd file, each with the role configured for them."""
 
     name = "http_basic"
+    challenge = f'Basic realm="{REALM}"'
+    asks_for = "the credentials of a user of this service (HTTP Basic)"
 
     def __init__(self, users: UserFile, roles: Mapping[str, Role], default_role: Role | None
                  ) -> None:
@@ -61,8 +79,8 @@ class HttpBasic:
         self.roles = dict(roles)
         self.default_role = default_role
 
-    async def identify(self, authorization: str | None) -> Identity | None:
-        credentials = basic_credentials(authorization)
+    async def identify(self, headers: Mapping[str, str]) -> Identity | None:
+        credentials = basic_credentials(headers.get("authorization"))
         if credentials is None:
             return None
         user, password = credentials
@@ -97,12 +115,18 @@ class AuthMiddleware:
         if needed is None:
             await self.app(scope, receive, send)
             return
-        identity = await self.authenticator.identify(_header(scope, b"authorization"))
+        try:
+            identity = await self.authenticator.identify(Headers(scope=scope))
+        except Forbidden as exc:
+            await self._refuse(scope, receive, send, 403, str(exc), {})
+            return
+        except Unavailable as exc:
+            await self._refuse(scope, receive, send, 503, str(exc), {})
+            return
         if identity is None:
             await self._refuse(scope, receive, send, 401,
-                               "Authentication required: give the credentials of a user of "
-                               "this service (HTTP Basic).",
-                               {"WWW-Authenticate": f'Basic realm="{REALM}"'})
+                               f"Authentication required: give {self.authenticator.asks_for}.",
+                               {"WWW-Authenticate": self.authenticator.challenge})
             return
         if identity.role < needed:
             await self._refuse(scope, receive, send, 403,
@@ -116,10 +140,3 @@ class AuthMiddleware:
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int,
                       message: str, headers: dict[str, str]) -> None:
         await self.deny(status, message, headers)(scope, receive, send)
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return bytes(value).decode("latin-1")
-    return None

@@ -27,6 +27,10 @@ def authenticator(conf: Config) -> Authenticator:
     section = conf.DEFAULT
     if section.auth_strategy == "noauth":
         return NoAuth()
+    if section.auth_strategy == "keystone":
+        from ironsight.common.auth.keystone import Keystone  # keystoneauth1: only when used
+
+        return Keystone(conf)
     default = section.http_basic_default_role
     return HttpBasic(UserFile(section.http_basic_auth_user_file),
                      parse_roles(section.http_basic_roles),
@@ -52,5 +56,5 @@ def check_listeners(conf: Config, listeners: list[tuple[str, str]]) -> None:
             raise ConfigError(
                 f"{name} would listen on {host} without authentication (auth_strategy = "
                 "noauth): anyone reaching it could delete and reboot nodes. Set [DEFAULT] "
-                "auth_strategy = http_basic, or listen on 127.0.0.1, or (on a network only "
-                "trusted hosts reach) set [DEFAULT] allow_remote_noauth = true.")
+                "auth_strategy = http_basic or keystone, or listen on 127.0.0.1, or (on a "
+                "network only trusted hosts reach) set [DEFAULT] allow_remote_noauth = true.")

@@ -1,20 +1,39 @@
-"""Reading HTTP Basic credentials, and the http_basic authenticator's answers."""
+"""Reading HTTP Basic credentials, the http_basic authenticator's answers, and the
+middleware's answers (401 with the challenge, 403, 503) for any authenticator."""
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from pathlib import Path
 
 import bcrypt
+import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
 
 from ironsight.common.auth.htpasswd import UserFile
 from ironsight.common.auth.identity import Identity, Role
-from ironsight.common.auth.middleware import HttpBasic, basic_credentials
+from ironsight.common.auth.middleware import (
+    AuthMiddleware,
+    Forbidden,
+    HttpBasic,
+    Unavailable,
+    basic_credentials,
+)
+from ironsight.common.auth.policy import AccessRules
 
 
 def header(user: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def headers(user: str, password: str) -> dict[str, str]:
+    return {"authorization": header(user, password)}
 
 
 def test_basic_credentials_are_read() -> None:
@@ -37,18 +56,79 @@ def authenticator(tmp_path: Path) -> HttpBasic:
 
 
 async def test_a_configured_user_gets_their_role(authenticator: HttpBasic) -> None:
-    assert await authenticator.identify(header("alice", "pw")) == Identity("alice", Role.ADMIN)
+    assert await authenticator.identify(headers("alice", "pw")) == Identity("alice", Role.ADMIN)
 
 
 async def test_an_unlisted_user_gets_the_default_role(authenticator: HttpBasic) -> None:
-    assert await authenticator.identify(header("bob", "pw")) == Identity("bob", Role.READER)
+    assert await authenticator.identify(headers("bob", "pw")) == Identity("bob", Role.READER)
 
 
 async def test_without_a_default_role_an_unlisted_user_is_refused(
         authenticator: HttpBasic) -> None:
     strict = HttpBasic(authenticator.users, authenticator.roles, None)
-    assert await strict.identify(header("bob", "pw")) is None
+    assert await strict.identify(headers("bob", "pw")) is None
 
 
 async def test_a_wrong_password_is_refused(authenticator: HttpBasic) -> None:
-    assert await authenticator.identify(header("alice", "nope")) is None
+    assert await authenticator.identify(headers("alice", "nope")) is None
+
+
+# --- the middleware's answers, whatever the authenticator ------------------------------------
+
+
+class Scripted:
+    """An authenticator whose answer the test picks (the middleware's contract only)."""
+
+    name = "scripted"
+    challenge = 'Scripted realm="x"'
+    asks_for = "a scripted credential"
+
+    def __init__(self, answer: Identity | Exception | None) -> None:
+        self.answer = answer
+        self.seen: dict[str, str] = {}
+
+    async def identify(self, headers: Mapping[str, str]) -> Identity | None:
+        self.seen = dict(headers)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def app_with(auth: Scripted) -> httpx.AsyncClient:
+    async def ok(request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    def deny(status: int, message: str, headers: dict[str, str]) -> Response:
+        return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+    app = Starlette(routes=[Route("/v1/nodes", ok, methods=["GET", "DELETE"])],
+                    middleware=[Middleware(AuthMiddleware, authenticator=auth,
+                                           rules=AccessRules(), deny=deny)])
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+
+
+async def test_the_authenticator_sees_the_request_headers() -> None:
+    auth = Scripted(Identity("alice", Role.READER))
+    async with app_with(auth) as client:
+        assert (await client.get("/v1/nodes", headers={"X-Auth-Token": "t1"})).text == "ok"
+    assert auth.seen["x-auth-token"] == "t1"
+
+
+async def test_no_identity_gets_401_with_the_authenticators_challenge() -> None:
+    async with app_with(Scripted(None)) as client:
+        resp = await client.get("/v1/nodes")
+    assert resp.status_code == 401
+    assert resp.headers["WWW-Authenticate"] == 'Scripted realm="x"'
+    assert resp.json()["error"] == "Authentication required: give a scripted credential."
+
+
+async def test_a_caller_refused_by_the_authenticator_gets_403_with_its_reason() -> None:
+    async with app_with(Scripted(Forbidden("no roles here"))) as client:
+        resp = await client.get("/v1/nodes")
+    assert (resp.status_code, resp.json()["error"]) == (403, "no roles here")
+
+
+async def test_credentials_that_cannot_be_checked_get_503() -> None:
+    async with app_with(Scripted(Unavailable("Keystone is down"))) as client:
+        resp = await client.delete("/v1/nodes")
+    assert (resp.status_code, resp.json()["error"]) == (503, "Keystone is down")
