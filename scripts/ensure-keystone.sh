@@ -10,7 +10,7 @@ if [ ! -x "$venv/bin/keystone-manage" ] || [ ! -f "$venv/.installed" ]; then
   mkdir -p "$statedir"
   rm -rf "$venv"
   echo "installing Keystone into $venv (log: $statedir/keystone-pip.log)" >&2
-  { ${PYTHON:-python3} -m venv "$venv" && "$venv/bin/pip" install -q keystone; } \
+  { ${PYTHON:-python3} -m venv "$venv" && "$venv/bin/pip" install -q "keystone>=30,<31"; } \
     > "$statedir/keystone-pip.log" 2>&1 || { cat "$statedir/keystone-pip.log" >&2; exit 1; }
   touch "$venv/.installed"
 fi
