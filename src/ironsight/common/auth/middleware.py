@@ -78,6 +78,7 @@ class HttpBasic:
         self.users = users
         self.roles = dict(roles)
         self.default_role = default_role
+        self._checking: dict[tuple[str, str], asyncio.Future[bool]] = {}
 
     async def identify(self, headers: Mapping[str, str]) -> Identity | None:
         credentials = basic_credentials(headers.get("authorization"))
@@ -87,12 +88,21 @@ class HttpBasic:
         role = self.roles.get(user, self.default_role)
         if role is None:
             return None
-        # bcrypt is slow on purpose: off the event loop, so that one check does not stall
-        # every other request.
-        if (not self.users.remembered(user, password)
-                and not await asyncio.to_thread(self.users.check, user, password)):
+        if not self.users.remembered(user, password) and not await self._check(user, password):
             return None
         return Identity(user, role)
+
+    async def _check(self, user: str, password: str) -> bool:
+        """bcrypt is slow on purpose: off the event loop, so that one check does not stall
+        every other request; and once for a burst of requests with the same credentials (a
+        client opening its connections at once), not once per request."""
+        key = (user, password)
+        pending = self._checking.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(asyncio.to_thread(self.users.check, user, password))
+            self._checking[key] = pending
+            pending.add_done_callback(lambda _: self._checking.pop(key, None))
+        return await asyncio.shield(pending)
 
 
 Deny = Callable[[int, str, dict[str, str]], Response]

@@ -132,3 +132,21 @@ async def test_credentials_that_cannot_be_checked_get_503() -> None:
     async with app_with(Scripted(Unavailable("Keystone is down"))) as client:
         resp = await client.delete("/v1/nodes")
     assert (resp.status_code, resp.json()["error"]) == (503, "Keystone is down")
+
+
+async def test_a_burst_of_the_same_credentials_costs_one_bcrypt_check(
+        authenticator: HttpBasic, monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    checks = []
+    real = authenticator.users.check
+
+    def counted(user: str, password: str) -> bool:
+        checks.append(user)
+        return real(user, password)
+
+    monkeypatch.setattr(authenticator.users, "check", counted)
+    alice = {"authorization": header("alice", "pw")}
+    results = await asyncio.gather(*(authenticator.identify(alice) for _ in range(8)))
+    assert results == [Identity("alice", Role.ADMIN)] * 8
+    assert checks == ["alice"]
