@@ -66,7 +66,7 @@ def run_daemon(state_dir: Path) -> int:
             root_ports[vm.spec.name] = bmc.port
         forwards.append(_publish(net.namespace, ("127.0.0.1", NS_API_PORT),
                                  int(lab.state.get("api_port_wanted", 0))))
-        forwards.append(_publish(net.namespace, (net.address, NS_DISCOVERD_PORT),
+        forwards.append(_publish(net.namespace, ("127.0.0.1", NS_DISCOVERD_PORT),
                                  int(lab.state.get("discoverd_port_wanted", 0))))
         server = BmcServer(bmcs).start()
         write_json(lab.state_dir / DAEMON_FILE, {

@@ -32,6 +32,7 @@ from ironsight.lab.state import (
     FORMAT,
     NS_API_PORT,
     NS_DISCOVERD_PORT,
+    NS_RAMDISK_PORT,
     PASSWORD_FILE,
     SERVE_LOG,
     STATE_FILE,
@@ -171,17 +172,19 @@ def _build_ramdisk(ramdisk_dir: Path, log: Log) -> None:
 def service_config(state_dir: Path, net: LabNetwork, ramdisk_dir: Path,
                    extra: dict[str, dict[str, str]] | None = None) -> str:
     """`ironsight serve`'s configuration inside the namespace."""
-    di_url = f"http://{net.address}:{NS_DISCOVERD_PORT}"
+    # The recommended deployment's shape: discoverd's API on the namespace's loopback, only its
+    # ramdisk side (the callback, the boot files) on the lab bridge the VMs reach.
+    ramdisk_url = f"http://{net.address}:{NS_RAMDISK_PORT}"
     sections: dict[str, dict[str, str]] = {
-        # discoverd listens on the lab bridge, inside the lab's own network namespace, which
-        # no other host reaches (and whose ports are published only on root's loopback)
-        "DEFAULT": {"state_dir": str(state_dir), "allow_remote_noauth": "true"},
+        "DEFAULT": {"state_dir": str(state_dir)},
         "api": {"host": "127.0.0.1", "port": str(NS_API_PORT)},
-        "discoverd": {"enabled": "true", "service_url": f"{di_url}/v1"},
-        "introspection": {"host": net.address, "port": str(NS_DISCOVERD_PORT),
+        "discoverd": {"enabled": "true",
+                      "service_url": f"http://127.0.0.1:{NS_DISCOVERD_PORT}/v1"},
+        "introspection": {"host": "127.0.0.1", "port": str(NS_DISCOVERD_PORT),
+                          "ramdisk_host": net.address, "ramdisk_port": str(NS_RAMDISK_PORT),
                           "ironic_url": f"http://127.0.0.1:{NS_API_PORT}", "timeout": "900"},
         "pxe": {"enabled": "true", "interface": net.bridge, "dhcp_range": net.dhcp_range(),
-                "http_url": di_url, "ramdisk_dir": str(ramdisk_dir),
+                "http_url": ramdisk_url, "ramdisk_dir": str(ramdisk_dir),
                 "kernel_params": "console=ttyS0,115200"},
         "pxe_filter": {"driver": "dnsmasq", "sync_period": "5"},
     }

@@ -32,7 +32,8 @@ VMS_DIR = "vms"
 FORMAT = 1
 
 NS_API_PORT = 6385  # inside the namespace, on its loopback
-NS_DISCOVERD_PORT = 5050  # inside the namespace, on the bridge address
+NS_DISCOVERD_PORT = 5050  # inside the namespace, on its loopback
+NS_RAMDISK_PORT = 5051  # discoverd's ramdisk side, inside the namespace, on the bridge address
 DRIVERS = ("pxe_ipmitool", "pxe_ipminative")
 # (vCPUs, MiB, disk GiB) of VM 1, 2, 3, then again. Disks of 4 GiB at least: smaller ones
 # are no root disk (IPA's rule, which the agent follows) and local_gb would be 0. Memory is

@@ -39,7 +39,11 @@ def service(tmp_path_factory: pytest.TempPathFactory, pki: Pki) -> Iterator[Serv
     svc.ramdisk_url = f"http://127.0.0.1:{free_tcp_port()}"
     svc.configure(introspection={"ramdisk_host": "127.0.0.1",
                                  "ramdisk_port": svc.ramdisk_url.rsplit(":", 1)[1]})
+    # and the bare-metal API's (/v1/continue_inspection), over HTTPS as its main listener
+    bm_ramdisk_port = free_tcp_port()
+    svc.configure(api={"ramdisk_host": "127.0.0.1", "ramdisk_port": str(bm_ramdisk_port)})
     svc.use_https(pki.ca_file)
+    svc.bm_ramdisk_url = f"https://127.0.0.1:{bm_ramdisk_port}"  # type: ignore[attr-defined]
     svc.configure(discoverd={"service_url": f"{svc.di_url}/v1"})
     svc.auth = basic("admin")
     svc.start()
@@ -81,6 +85,18 @@ def test_the_ramdisk_listener_serves_only_the_open_endpoints(service: Service) -
     # the authenticated API is not there at all, with or without credentials
     for auth in (None, basic("admin")):
         resp = httpx.get(f"{service.ramdisk_url}/v1/introspection", auth=auth)
+        assert resp.status_code == 404
+
+
+def test_the_bare_metal_ramdisk_listener_serves_only_the_ramdisk_endpoint(service: Service
+                                                                          ) -> None:
+    url = service.bm_ramdisk_url  # type: ignore[attr-defined]
+    assert httpx.get(f"{url}/v1", verify=service.verify).status_code == 200
+    # open (no 401), and the report is checked as on the main listener
+    resp = httpx.post(f"{url}/v1/continue_inspection", json=[], verify=service.verify)
+    assert resp.status_code == 400
+    for auth in (None, basic("admin")):
+        resp = httpx.get(f"{url}/v1/nodes", auth=auth, verify=service.verify)
         assert resp.status_code == 404
 
 
