@@ -33,6 +33,7 @@ from ..security import (
     tls_sections,
     write_htpasswd,
 )
+from .sdk_flows import manages_a_node, starts_and_reads_an_introspection
 
 pytestmark = pytest.mark.functional
 
@@ -126,14 +127,11 @@ def sdk(clouds: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_openstacksdk_manages_a_node(sdk: Any) -> None:
-    node = sdk.baremetal.create_node(driver="fake", name=name())
-    assert sdk.baremetal.get_node(node.id).name == node.name
-    sdk.baremetal.set_node_provision_state(node, "manage", wait=True, timeout=30)
-    sdk.baremetal.delete_node(node)
+    manages_a_node(sdk, "cl")
 
 
-def test_openstacksdk_reads_discoverd(sdk: Any) -> None:
-    assert list(sdk.baremetal_introspection.introspections()) is not None
+def test_openstacksdk_starts_and_reads_an_introspection(sdk: Any) -> None:
+    starts_and_reads_an_introspection(sdk, "cl")
 
 
 def test_openstacksdk_as_reader_cannot_delete(clouds: Path, sdk: Any,

@@ -24,6 +24,7 @@ from ironic_inspector_client.v1 import MAX_API_VERSION
 from ..conftest import ServiceProcess
 from ..keystone import USERS, Keystone, keystone_sections
 from ..security import as_ini
+from .sdk_flows import manages_a_node, starts_and_reads_an_introspection
 
 pytestmark = pytest.mark.functional
 
@@ -110,14 +111,11 @@ def sdk(clouds: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_openstacksdk_manages_a_node(sdk: Any) -> None:
-    node = sdk.baremetal.create_node(driver="fake", name=name())
-    assert sdk.baremetal.get_node(node.id).name == node.name
-    sdk.baremetal.set_node_provision_state(node, "manage", wait=True, timeout=30)
-    sdk.baremetal.delete_node(node)
+    manages_a_node(sdk, "ksc")
 
 
-def test_openstacksdk_reads_discoverd(sdk: Any) -> None:
-    assert list(sdk.baremetal_introspection.introspections()) is not None
+def test_openstacksdk_starts_and_reads_an_introspection(sdk: Any) -> None:
+    starts_and_reads_an_introspection(sdk, "ksc")
 
 
 def test_openstacksdk_as_member_cannot_delete(sdk: Any) -> None:
