@@ -1,4 +1,4 @@
-"""`/v1/introspection`: start, status, list, abort, data and reapply.
+"""`/v1/introspection`: start, status, list, abort, data (and its history) and reapply.
 
 Versions are only range-checked (by the policy in base.py), as ironic-inspector's server does:
 no call here refuses an older version in range, so a client pinned to 1.0 (the inspector
@@ -19,7 +19,7 @@ from ironsight.common.exceptions import Invalid
 from ironsight.common.ids import is_uuid_like
 from ironsight.discoverd import states
 from ironsight.discoverd.api.base import Ctx
-from ironsight.discoverd.node_cache import Introspection
+from ironsight.discoverd.node_cache import Introspection, StoredRun
 
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
@@ -114,6 +114,50 @@ async def get_unprocessed(ctx: Ctx) -> Any:
     return await _stored(ctx, processed=False)
 
 
+# --- data history (an ironsight extension: ironic-inspector keeps one run's data) ----------
+
+
+def _run_doc(ctx: Ctx, uuid: str, run: StoredRun) -> dict[str, Any]:
+    href = f"{ctx.base_url}/v1/introspection/{uuid}/data/history/{run.run}"
+    return {"id": run.run, "started_at": _iso(run.started_at),
+            "received_at": _iso(run.received_at), "processed_at": _iso(run.processed_at),
+            "links": [{"rel": "self", "href": href},
+                      {"rel": "unprocessed", "href": f"{href}/unprocessed"}]}
+
+
+@endpoint
+async def history(ctx: Ctx) -> Any:
+    uuid = await _uuid(ctx)
+    await ctx.deps.cache.get(uuid)  # 404 for an unknown node before an empty list
+    runs = await ctx.deps.cache.history(uuid)
+    return 200, {"uuid": uuid, "history": [_run_doc(ctx, uuid, r) for r in runs]}
+
+
+def _run_id(ctx: Ctx) -> int:
+    raw = ctx.param("run")
+    if not raw.isdigit() or not 0 < int(raw) < 2**31:
+        raise Invalid(f"Invalid history id {raw!r}: expected a positive integer (an id "
+                      "listed by GET .../data/history)")
+    return int(raw)
+
+
+async def _stored_run(ctx: Ctx, processed: bool) -> Any:
+    run = _run_id(ctx)
+    uuid = await _uuid(ctx)
+    await ctx.deps.cache.get(uuid)
+    return 200, await ctx.deps.cache.get_run_data(uuid, run, processed=processed)
+
+
+@endpoint
+async def history_data(ctx: Ctx) -> Any:
+    return await _stored_run(ctx, processed=True)
+
+
+@endpoint
+async def history_unprocessed(ctx: Ctx) -> Any:
+    return await _stored_run(ctx, processed=False)
+
+
 @endpoint
 async def reapply(ctx: Ctx) -> Any:
     uuid = await _uuid(ctx)
@@ -133,4 +177,8 @@ routes = [
     Route("/v1/introspection/{node}/data", get_data, methods=["GET"]),
     Route("/v1/introspection/{node}/data/unprocessed", get_unprocessed, methods=["GET"]),
     Route("/v1/introspection/{node}/data/unprocessed", reapply, methods=["POST"]),
+    Route("/v1/introspection/{node}/data/history", history, methods=["GET"]),
+    Route("/v1/introspection/{node}/data/history/{run}", history_data, methods=["GET"]),
+    Route("/v1/introspection/{node}/data/history/{run}/unprocessed", history_unprocessed,
+          methods=["GET"]),
 ]
