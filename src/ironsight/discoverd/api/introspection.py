@@ -135,7 +135,7 @@ async def history(ctx: Ctx) -> Any:
 
 def _run_id(ctx: Ctx) -> int:
     raw = ctx.param("run")
-    if not raw.isdigit() or not 0 < int(raw) < 2**31:
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 10 and 0 < int(raw) < 2**31):
         raise Invalid(f"Invalid history id {raw!r}: expected a positive integer (an id "
                       "listed by GET .../data/history)")
     return int(raw)
