@@ -82,7 +82,9 @@ def _memory(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
 
 def _system(inventory: Mapping[str, Any]) -> dict[str, Any]:
     vendor = _section(inventory, "system_vendor")
-    firmware = vendor.get("firmware") if isinstance(vendor.get("firmware"), Mapping) else {}
+    firmware = vendor.get("firmware")
+    if not isinstance(firmware, Mapping):
+        firmware = {}
     return {"manufacturer": vendor.get("manufacturer"),
             "product_name": vendor.get("product_name"),
             "serial_number": vendor.get("serial_number"),
