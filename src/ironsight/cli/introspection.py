@@ -29,6 +29,7 @@ from ironsight.cli.options import (
 from ironsight.cli.output import emit, err, exit_if_failed, for_each, list_table, object_table
 from ironsight.client.wait import wait_for_introspection
 from ironsight.discoverd import client as discoverd
+from ironsight.discoverd import inventory_diff
 from ironsight.discoverd.client import ClientError, Status
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -165,14 +166,101 @@ def introspection_abort(ctx: click.Context, node_ident: str) -> None:
     _api(ctx).abort(node_ident)
 
 
-@introspection.command("data")
+class DataGroup(DiscoverdGroup):
+    """`data NODE` (as before: the latest data) is `data show NODE`; `data history` and
+    `data diff` are the subcommands beside it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            args = ["show", *args]
+        return super().parse_args(ctx, args)
+
+
+@introspection.group("data", cls=DataGroup)
+def introspection_data() -> None:
+    """A node's introspection data: the latest (`data NODE`), the ones kept (`history`),
+    and what changed in the hardware between two (`diff`)."""
+
+
+@introspection_data.command("show")
 @click.argument("node_ident", metavar="NODE")
 @click.option("--raw", is_flag=True, help="The data as the ramdisk sent it, unprocessed.")
+@click.option("--id", "run", type=click.IntRange(min=1), metavar="ID",
+              help="That stored introspection's data (an ID from `data history`) instead of "
+                   "the latest.")
 @discoverd_options(output=False)
 @click.pass_context
-def introspection_data(ctx: click.Context, node_ident: str, raw: bool) -> None:
+def introspection_data_show(ctx: click.Context, node_ident: str, raw: bool,
+                            run: int | None) -> None:
     """Print the introspection data of a node as JSON."""
-    click.echo(json.dumps(_api(ctx).get_data(node_ident, raw=raw), indent=2))
+    api = _api(ctx)
+    data = (api.get_data(node_ident, raw=raw) if run is None
+            else api.get_history_data(node_ident, run, raw=raw))
+    click.echo(json.dumps(data, indent=2))
+
+
+HISTORY_COLUMNS = [("ID", "id"), ("Started At", "started_at"), ("Received At", "received_at"),
+                   ("Processed At", "processed_at")]
+DIFF_COLUMNS = [("Part", "part"), ("Item", "item"), ("Change", "change"),
+                ("Before", "before"), ("After", "after")]
+
+
+@introspection_data.command("history")
+@click.argument("node_ident", metavar="NODE")
+@discoverd_options()
+@click.pass_context
+def introspection_data_history(ctx: click.Context, node_ident: str) -> None:
+    """List the introspections whose data discoverd keeps for a node, newest first."""
+    runs = _api(ctx).get_history(node_ident)
+    emit(ctx, runs, lambda: list_table(runs, HISTORY_COLUMNS))
+
+
+def _pick_pair(node: str, ids: list[int], start: int | None, end: int | None
+               ) -> tuple[int, int]:
+    """(from, to): by default the previous and the latest; one given, its neighbour."""
+    for given, hint in ((start, "--from"), (end, "--to")):
+        if given is not None and given not in ids:
+            raise click.BadParameter(f"node {node} has no stored introspection {given} "
+                                     f"(kept: {', '.join(map(str, ids)) or 'none'})",
+                                     param_hint=hint)
+    if end is None:
+        end = ids[0] if start is None or start != ids[0] else None
+        if end is None:
+            raise click.BadParameter(f"{start} is the latest; give --to", param_hint="--to")
+    if start is None:
+        older = [i for i in ids if i < end]
+        if not older:
+            raise click.UsageError(f"node {node} has no stored introspection before {end} "
+                                   f"(kept: {', '.join(map(str, ids))})")
+        start = older[0]
+    return start, end
+
+
+@introspection_data.command("diff")
+@click.argument("node_ident", metavar="NODE")
+@click.option("--from", "start", type=click.IntRange(min=1), metavar="ID",
+              help="The earlier introspection (default: the one before --to).")
+@click.option("--to", "end", type=click.IntRange(min=1), metavar="ID",
+              help="The later introspection (default: the latest).")
+@discoverd_options()
+@click.pass_context
+def introspection_data_diff(ctx: click.Context, node_ident: str, start: int | None,
+                            end: int | None) -> None:
+    """What changed in a node's hardware between two stored introspections (by default the
+    latest against the previous): DIMMs, disks, NICs, CPU, memory, system, BMC."""
+    api = _api(ctx)
+    runs = api.get_history(node_ident)
+    ids = [int(r["id"]) for r in runs]
+    start, end = _pick_pair(node_ident, ids, start, end)
+    before = api.get_history_data(node_ident, start)
+    after = api.get_history_data(node_ident, end)
+    changes = [c.as_dict() for c in inventory_diff.diff(before, after)]
+    started = {int(r["id"]): r.get("started_at") for r in runs}
+    err(f"Introspection {start} (started {started[start]}) -> {end} "
+        f"(started {started[end]}): "
+        + (f"{len(changes)} hardware change(s)" if changes else "no hardware change"))
+    emit(ctx, {"from": start, "to": end, "changes": changes},
+         lambda: list_table(changes, DIFF_COLUMNS))
 
 
 def _load_data(stream: IO[str]) -> dict[str, Any]:

@@ -159,6 +159,17 @@ def _continue(data: Mapping[str, Any], token: str | None) -> _Op[Any]:
     return (yield _Call("POST", "/continue", body=data, has_body=True, headers=headers))
 
 
+def _history(uuid: str) -> _Op[list[dict[str, Any]]]:
+    return list(((yield _Call("GET", _node_path(uuid, "data", "history"))) or {})
+                .get("history", []))
+
+
+def _history_path(uuid: str, run: int, raw: bool) -> str:
+    if isinstance(run, bool) or not isinstance(run, int):
+        raise TypeError(f"expected an integer history id, got {run!r}")
+    return _node_path(uuid, "data", "history", str(run), *(("unprocessed",) if raw else ()))
+
+
 def _reapply(uuid: str, data: Mapping[str, Any] | None) -> _Op[None]:
     path = _node_path(uuid, "data", "unprocessed")
     yield _Call("POST", path, body=data, has_body=data is not None)
@@ -332,6 +343,15 @@ class Client:
         path = _node_path(uuid, "data", "unprocessed") if raw else _node_path(uuid, "data")
         return self._run(_get(path))
 
+    def get_history(self, uuid: str) -> list[dict[str, Any]]:
+        """The introspections whose data discoverd keeps for the node, newest first: `id`,
+        `started_at`, `received_at`, `processed_at` (an ironsight extension)."""
+        return self._run(_history(uuid))
+
+    def get_history_data(self, uuid: str, run: int, raw: bool = False) -> Any:
+        """The data of one of those introspections (processed, or with `raw` as received)."""
+        return self._run(_get(_history_path(uuid, run, raw)))
+
     def reapply(self, uuid: str, data: Mapping[str, Any] | None = None) -> None:
         """Process the stored raw data again, or `data` instead (which replaces it)."""
         self._run(_reapply(uuid, data))
@@ -463,6 +483,12 @@ class AsyncClient:
     async def get_data(self, uuid: str, raw: bool = False) -> Any:
         path = _node_path(uuid, "data", "unprocessed") if raw else _node_path(uuid, "data")
         return await self._run(_get(path))
+
+    async def get_history(self, uuid: str) -> list[dict[str, Any]]:
+        return await self._run(_history(uuid))
+
+    async def get_history_data(self, uuid: str, run: int, raw: bool = False) -> Any:
+        return await self._run(_get(_history_path(uuid, run, raw)))
 
     async def reapply(self, uuid: str, data: Mapping[str, Any] | None = None) -> None:
         await self._run(_reapply(uuid, data))

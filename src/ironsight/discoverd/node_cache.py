@@ -1,5 +1,9 @@
 """The node cache: introspections, their lookup attributes and their stored data.
 
+Each start of a node's introspection is a new run (1, 2, ...). Data is stored per run, and a
+node keeps the data of its last `keep` runs: a new introspection does not hide the previous
+one's data, and its report drops only runs beyond that.
+
 Every state change is a conditional UPDATE (`WHERE state IN (allowed)`): two requests racing
 for the same introspection (a callback and an abort, two replicas) cannot both win, without
 any in-process lock.
@@ -22,6 +26,7 @@ from sqlalchemy import (
     and_,
     bindparam,
     delete,
+    false,
     func,
     insert,
     literal,
@@ -101,10 +106,10 @@ def _transition_statement(event: str, keys: tuple[str, ...], one_statement: bool
 _DELETE_ATTRIBUTES = delete(attributes).where(attributes.c.uuid == bindparam("uuid"))
 _STATE = select(introspections.c.state).where(introspections.c.uuid == bindparam("uuid"))
 _INSERT = insert(introspections)
-_RESTART = update(introspections).where(introspections.c.uuid == bindparam("b_uuid"),
-                                       _allowed("start"))
+_RESTART = (update(introspections)
+            .where(introspections.c.uuid == bindparam("b_uuid"), _allowed("start"))
+            .values(run=introspections.c.run + 1))
 _INSERT_ATTRIBUTES = insert(attributes)
-_DELETE_DATA = delete(data).where(data.c.uuid == bindparam("uuid"))
 _START_COLUMNS = ("uuid", "state", "started_at", "finished_at", "error", "manage_boot", "owner",
                   "updated_at")
 
@@ -132,17 +137,42 @@ def _start_new_statement() -> Any:
 
 
 def _replacing(new: Any) -> Any:
-    """Stored data replaces the earlier of its kind: an upsert on (uuid, processed)."""
-    return new.on_conflict_do_update(index_elements=[data.c.uuid, data.c.processed],
-                                     set_={"data": new.excluded.data,
-                                           "stored_at": new.excluded.stored_at})
+    """Stored data replaces the earlier of its kind in its run: an upsert on (uuid, run,
+    processed)."""
+    return new.on_conflict_do_update(
+        index_elements=[data.c.uuid, data.c.run, data.c.processed],
+        set_={"data": new.excluded.data, "stored_at": new.excluded.stored_at})
 
 
-def _upsert_data(dialect_insert: Any) -> Any:
-    return _replacing(dialect_insert(data))
+_DATA_COLUMNS = ["uuid", "run", "started_at", "processed", "data", "stored_at"]
 
 
-_UPSERT_DATA = {"postgresql": _upsert_data(pg_insert), "sqlite": _upsert_data(sqlite_insert)}
+def _payload() -> tuple[Any, ...]:
+    return (bindparam("processed", type_=data.c.processed.type),
+            bindparam("data", type_=data.c.data.type),
+            bindparam("stored_at", type_=data.c.stored_at.type))
+
+
+# The introspection's current run (the raw report, or data posted with a reapply).
+_CURRENT_RUN = select(introspections.c.uuid, introspections.c.run, introspections.c.started_at,
+                      *_payload()).where(introspections.c.uuid == bindparam("uuid"))
+# The run of the latest raw data: processed data belongs to the report it came from (a
+# reapply may process a run older than the current one, when that one stored no report).
+_raw = data.alias("raw")
+_LATEST_RAW_RUN = (select(_raw.c.uuid, _raw.c.run, _raw.c.started_at, *_payload())
+                   .where(_raw.c.uuid == bindparam("uuid"), _raw.c.processed == false())
+                   .order_by(_raw.c.run.desc()).limit(1))
+# Upserts of a payload into the run that the source selects (no row: nothing stored).
+_STORE = {(dialect, name): _replacing(dialect_insert(data).from_select(_DATA_COLUMNS, source))
+          for dialect, dialect_insert in (("postgresql", pg_insert), ("sqlite", sqlite_insert))
+          for name, source in (("current", _CURRENT_RUN), ("latest_raw", _LATEST_RAW_RUN))}
+
+# Drop the data of runs beyond the `keep` newest that have data.
+_kept = data.alias("kept")
+_PRUNE = delete(data).where(
+    data.c.uuid == bindparam("uuid"),
+    data.c.run.not_in(select(_kept.c.run).where(_kept.c.uuid == bindparam("uuid"))
+                      .distinct().order_by(_kept.c.run.desc()).limit(bindparam("keep"))))
 
 
 @functools.lru_cache(maxsize=8)
@@ -150,10 +180,12 @@ def _accept_statement(keys: tuple[str, ...]) -> Any:
     """PostgreSQL: the transition to `processing` and the report's upsert as one statement
     (the report is stored if and only if it was accepted)."""
     moved = (_transition_statement("process", keys, False)
-             .returning(introspections.c.uuid).cte("moved"))
+             .returning(introspections.c.uuid, introspections.c.run,
+                        introspections.c.started_at).cte("moved"))
     new = pg_insert(data).from_select(
-        ["uuid", "processed", "data", "stored_at"],
-        select(moved.c.uuid, literal(False), bindparam("data", type_=data.c.data.type),
+        _DATA_COLUMNS,
+        select(moved.c.uuid, moved.c.run, moved.c.started_at, literal(False),
+               bindparam("data", type_=data.c.data.type),
                bindparam("stored_at", type_=data.c.stored_at.type)))
     return _replacing(new).returning(data.c.uuid).add_cte(moved)
 _LOOKUP = select(attributes.c.uuid).where(or_(
@@ -166,8 +198,14 @@ _COLUMNS = (introspections.c.uuid, introspections.c.state, introspections.c.star
 _GET = select(*_COLUMNS).where(introspections.c.uuid == bindparam("uuid"))
 _GET_MANY = select(*_COLUMNS).where(introspections.c.uuid.in_(bindparam("uuids",
                                                                          expanding=True)))
-_GET_DATA = select(data.c.data).where(data.c.uuid == bindparam("uuid"),
-                                      data.c.processed == bindparam("processed"))
+_GET_DATA = (select(data.c.data).where(data.c.uuid == bindparam("uuid"),
+                                       data.c.processed == bindparam("processed"))
+             .order_by(data.c.run.desc()).limit(1))
+_GET_RUN_DATA = select(data.c.data).where(data.c.uuid == bindparam("uuid"),
+                                          data.c.run == bindparam("run"),
+                                          data.c.processed == bindparam("processed"))
+_HISTORY = (select(data.c.run, data.c.processed, data.c.started_at, data.c.stored_at)
+            .where(data.c.uuid == bindparam("uuid")).order_by(data.c.run.desc()))
 _TOKEN_HASH = select(introspections.c.callback_token_hash).where(
     introspections.c.uuid == bindparam("uuid"))
 _ISSUE_TOKEN = update(introspections).where(
@@ -177,9 +215,21 @@ _ISSUE_TOKEN = update(introspections).where(
 _ACTIVE_MACS = select(attributes.c.value).where(attributes.c.name == MAC)
 
 
+@dataclass
+class StoredRun:
+    """One run's stored data: when its introspection started, when its raw report and its
+    processed data were stored (None: not stored)."""
+
+    run: int
+    started_at: dt.datetime
+    received_at: dt.datetime | None = None
+    processed_at: dt.datetime | None = None
+
+
 class NodeCache:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, keep: int = 5) -> None:
         self.db = db
+        self.keep = keep  # runs whose data a node keeps ([processing] data_history)
         self.owner = owner_name()
         # told (final state, seconds since the start) when an introspection ends here
         self.on_end: Callable[[str, float], None] | None = None
@@ -283,7 +333,7 @@ class NodeCache:
             async with self.db.begin() as conn:
                 current = (await conn.execute(_STATE, {"uuid": uuid})).first()
                 if current is None:
-                    await conn.execute(_INSERT, {"uuid": uuid, **values})
+                    await conn.execute(_INSERT, {"uuid": uuid, "run": 1, **values})
                 elif not (await conn.execute(_RESTART, {"b_uuid": uuid, **values,
                                                          "callback_token_hash": None})).rowcount:
                     # not in a state to restart from (re-read: it may have moved meanwhile)
@@ -291,7 +341,6 @@ class NodeCache:
                     raise Conflict(f"Introspection of node {uuid} is already {state}; "
                                    "wait for it or abort it first")
                 await conn.execute(_DELETE_ATTRIBUTES, {"uuid": uuid})
-                await conn.execute(_DELETE_DATA, {"uuid": uuid})
                 if attrs:
                     await conn.execute(_INSERT_ATTRIBUTES, attrs)
         except IntegrityError:
@@ -410,20 +459,36 @@ class NodeCache:
         if self.db.backend == "postgresql":
             async with self.db.single() as conn:
                 found = await conn.execute(_accept_statement(tuple(sorted(values))), params)
-                return found.first() is not None
+                if found.first() is None:
+                    return False
+            await self._prune(uuid)
+            return True
         async with self.db.begin() as conn:
             moved = await conn.execute(
                 _transition_statement("process", tuple(sorted(values)), False), params)
             if not moved.rowcount:
                 return False
-            await conn.execute(_UPSERT_DATA[conn.dialect.name], {
+            await conn.execute(_STORE["sqlite", "current"], {
                 "uuid": uuid, "processed": False, "data": payload, "stored_at": now})
+            await conn.execute(_PRUNE, {"uuid": uuid, "keep": self.keep})
         return True
 
-    async def store_data(self, uuid: str, payload: Any, processed: bool) -> None:
+    async def _prune(self, uuid: str) -> None:
         async with self.db.single() as conn:
-            await conn.execute(_UPSERT_DATA[conn.dialect.name], {
-                "uuid": uuid, "processed": processed, "data": payload, "stored_at": utcnow()})
+            await conn.execute(_PRUNE, {"uuid": uuid, "keep": self.keep})
+
+    async def store_data(self, uuid: str, payload: Any, processed: bool) -> None:
+        """Raw data goes to the introspection's current run; processed data to the run of the
+        raw data it came from (the latest stored), or the current run when none is."""
+        params = {"uuid": uuid, "processed": processed, "data": payload, "stored_at": utcnow()}
+        into = "latest_raw" if processed else "current"
+        async with self.db.single() as conn:
+            stored = (await conn.execute(_STORE[conn.dialect.name, into], params)).rowcount
+        if not stored and processed:
+            async with self.db.single() as conn:
+                await conn.execute(_STORE[conn.dialect.name, "current"], params)
+        if not processed:
+            await self._prune(uuid)
 
     async def introspection_macs(self) -> set[str]:
         """MACs of the introspections in progress (dropped when one ends)."""
@@ -437,5 +502,27 @@ class NodeCache:
         if row is None:
             kind = "processed" if processed else "unprocessed"
             raise NotFound(f"No {kind} introspection data stored for node {uuid}")
+        return row[0]
+
+    async def history(self, uuid: str) -> list[StoredRun]:
+        """The runs whose data the node keeps, newest first."""
+        async with self.db.read() as conn:
+            rows = (await conn.execute(_HISTORY, {"uuid": uuid})).all()
+        runs: dict[int, StoredRun] = {}
+        for run, processed, started_at, stored_at in rows:
+            entry = runs.setdefault(run, StoredRun(run, started_at))
+            if processed:
+                entry.processed_at = stored_at
+            else:
+                entry.received_at = stored_at
+        return list(runs.values())
+
+    async def get_run_data(self, uuid: str, run: int, processed: bool) -> Any:
+        async with self.db.read() as conn:
+            row = (await conn.execute(_GET_RUN_DATA, {"uuid": uuid, "run": run,
+                                                      "processed": processed})).first()
+        if row is None:
+            kind = "processed" if processed else "unprocessed"
+            raise NotFound(f"No {kind} introspection data of run {run} stored for node {uuid}")
         return row[0]
 

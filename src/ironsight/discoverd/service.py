@@ -39,7 +39,7 @@ class DiscoverdService:
         self.conf = conf
         self.db = Database(conf.discoverd_database_url, pool_size=conf.database.pool_size,
                            busy_timeout_ms=conf.database.sqlite_busy_timeout)
-        self.cache = NodeCache(self.db)
+        self.cache = NodeCache(self.db, keep=conf.processing.data_history)
         self.members = Members(self.db, self.cache.owner, conf.introspection.heartbeat_timeout)
         self.ironic = Ironic(conf)
         self.workers = WorkerPool(conf.introspection.workers_pool_size)

@@ -63,13 +63,18 @@ async def test_data_not_there_while_waiting(bm: httpx.AsyncClient, di: httpx.Asy
         assert resp.status_code == 404, path
 
 
-async def test_unprocessed_data_needs_version_1_17(bm: httpx.AsyncClient,
-                                                   di: httpx.AsyncClient) -> None:
+@pytest.mark.parametrize("version", ["1.0", "1.16"])
+async def test_data_is_readable_at_any_version_in_range(bm: httpx.AsyncClient,
+                                                        di: httpx.AsyncClient,
+                                                        version: str) -> None:
+    """As upstream's server: versions are only range-checked (the inspector client pins
+    1.0 by default, and reads unprocessed data, which upstream added in 1.17)."""
     m = await make_node(bm)
     await introspect(di, m, ipa_payload(m))
-    resp = await di.get(f"/v1/introspection/{m.uuid}/data/unprocessed",
-                        headers={"X-OpenStack-Ironic-Inspector-API-Version": "1.16"})
-    assert resp.status_code == 406
+    for path in ("data", "data/unprocessed"):
+        resp = await di.get(f"/v1/introspection/{m.uuid}/{path}",
+                            headers={"X-OpenStack-Ironic-Inspector-API-Version": version})
+        assert resp.status_code == 200, resp.text
 
 
 @pytest.mark.discoverd_conf(processing={"store_data": "false"})

@@ -102,16 +102,17 @@ async def test_reapply_with_invalid_body_is_400_and_changes_nothing(
     assert await status(di, m.uuid) == doc
 
 
-async def test_reapply_with_body_needs_1_15(bm: httpx.AsyncClient,
-                                            di: httpx.AsyncClient) -> None:
+async def test_reapply_with_body_at_the_oldest_version(bm: httpx.AsyncClient,
+                                                       di: httpx.AsyncClient) -> None:
+    """As upstream's server: versions are only range-checked (upstream added reapply in 1.4
+    and its body in 1.15; the inspector client sends 1.0 by default)."""
     m = await make_node(bm)
     await introspect(di, m, ipa_payload(m))
-    resp = await _reapply(di, m.uuid, json=ipa_payload(m), headers={
-        "X-OpenStack-Ironic-Inspector-API-Version": "1.14"})
-    assert resp.status_code == 406
-    resp = await _reapply(di, m.uuid, headers={
-        "X-OpenStack-Ironic-Inspector-API-Version": "1.3"})
-    assert resp.status_code == 406
+    resp = await _reapply(di, m.uuid, json=ipa_payload(m, cpus=6), headers={
+        "X-OpenStack-Ironic-Inspector-API-Version": "1.0"})
+    assert resp.status_code == 202, resp.text
+    await wait_finished(di, m.uuid)
+    assert (await di.get(f"/v1/introspection/{m.uuid}/data")).json()["cpus"] == 6
 
 
 async def test_reapply_on_waiting_node_with_body_is_400(bm: httpx.AsyncClient,

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import delete, insert, update
+from sqlalchemy import delete, insert, select, update
 
 from ironsight.discoverd.db.models import data, introspections
 from ironsight.discoverd.members import Members
@@ -50,8 +50,10 @@ async def _set_row(svc: DiscoverdService, uuid: str, **values: Any) -> None:
 async def _store_raw(svc: DiscoverdService, uuid: str, payload: dict[str, Any]) -> None:
     async with svc.db.begin() as conn:
         await conn.execute(delete(data).where(data.c.uuid == uuid))
+        started = (await conn.execute(select(introspections.c.started_at)
+                                      .where(introspections.c.uuid == uuid))).scalar_one()
         await conn.execute(insert(data).values(
-            uuid=uuid, processed=False, data=payload,
+            uuid=uuid, processed=False, data=payload, started_at=started,
             stored_at=dt.datetime.now(dt.UTC).replace(tzinfo=None)))
 
 

@@ -174,8 +174,10 @@ async def test_start_again_after_finish_starts_a_new_introspection(
     await wait_finished(di, m.uuid)
     doc = await start(di, m.uuid)
     assert doc["finished_at"] is None and doc["error"] is None
-    # the previous run's data belongs to that run
-    assert (await di.get(f"/v1/introspection/{m.uuid}/data")).status_code == 404
+    # the previous introspection's data stays readable (the latest), and in the history
+    assert (await di.get(f"/v1/introspection/{m.uuid}/data")).status_code == 200
+    history = (await di.get(f"/v1/introspection/{m.uuid}/data/history")).json()["history"]
+    assert [run["id"] for run in history] == [1]
 
 
 @pytest.mark.parametrize("value", ["maybe", ""])

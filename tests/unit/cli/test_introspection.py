@@ -337,3 +337,71 @@ def test_members_shows_each_replica_and_which_serves_pxe(run, api):
     assert result.exit_code == 0, result.output
     for text in ("Replica", "a:1", "True", "prov-a", "2026-12-01T10:00:01", "b:2", "False"):
         assert text in result.stdout
+
+
+# --- data history and diff --------------------------------------------------------------------
+
+
+def test_data_options_may_come_before_the_node(run, api):
+    api.add("GET", f"/v1/introspection/{UUID1}/data/unprocessed", httpx.Response(200, json={}))
+    result = run("introspection", "data", "--raw", UUID1)
+    assert result.exit_code == 0, result.output
+
+
+def test_data_of_one_stored_introspection(run, api):
+    path = f"/v1/introspection/{UUID1}/data/history/2/unprocessed"
+    api.add("GET", path, httpx.Response(200, json={"run": 2}))
+    result = run("introspection", "data", UUID1, "--id", "2", "--raw")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"run": 2}
+
+
+def history(*ids: int) -> httpx.Response:
+    return httpx.Response(200, json={"uuid": UUID1, "history": [
+        {"id": i, "started_at": f"2025-01-0{i}T00:00:00", "received_at": None,
+         "processed_at": None, "links": []} for i in ids]})
+
+
+def cpus(count: int) -> httpx.Response:
+    return httpx.Response(200, json={"inventory": {"cpu": {"count": count}}})
+
+
+def test_history_lists_the_kept_introspections(run, api):
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history", history(3, 2))
+    result = run("introspection", "data", "history", UUID1)
+    assert result.exit_code == 0, result.output
+    assert "2025-01-03T00:00:00" in result.stdout and "2025-01-02T00:00:00" in result.stdout
+
+
+def test_diff_compares_the_latest_with_the_previous_by_default(run, api):
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history", history(3, 2, 1))
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history/2", cpus(8))
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history/3", cpus(4))
+    result = run("introspection", "data", "diff", UUID1, "-f", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"from": 2, "to": 3, "changes": [
+        {"part": "cpu", "item": "count", "change": "changed", "before": 8, "after": 4}]}
+    assert "Introspection 2 (started 2025-01-02T00:00:00) -> 3" in result.stderr
+
+
+def test_diff_to_one_run_compares_with_the_run_before_it(run, api):
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history", history(3, 2, 1))
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history/1", cpus(8))
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history/2", cpus(8))
+    result = run("introspection", "data", "diff", UUID1, "--to", "2")
+    assert result.exit_code == 0, result.output
+    assert "no hardware change" in result.stderr
+
+
+def test_diff_of_a_run_not_kept_is_a_usage_error(run, api):
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history", history(3, 2))
+    result = run("introspection", "data", "diff", UUID1, "--from", "1")
+    assert result.exit_code == 2
+    assert "has no stored introspection 1 (kept: 3, 2)" in result.stderr
+
+
+def test_diff_needs_two_stored_introspections(run, api):
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history", history(1))
+    result = run("introspection", "data", "diff", UUID1)
+    assert result.exit_code == 2
+    assert "no stored introspection before 1" in result.stderr

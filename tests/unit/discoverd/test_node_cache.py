@@ -98,9 +98,14 @@ async def test_start_after_an_end_begins_afresh(cache: NodeCache) -> None:
     await start(cache, macs=(MAC2,))
     intro = await cache.get(UUID1)
     assert (intro.state, intro.error, intro.finished_at) == (states.STARTING, None, None)
-    with pytest.raises(NotFound):
-        await cache.get_data(UUID1, processed=False)  # that run's data went with it
     assert await cache.lookup([MAC2], []) == UUID1
+
+
+async def test_a_new_introspection_keeps_the_previous_data_readable(cache: NodeCache) -> None:
+    await introspect_once(cache, {"run": 1})
+    await start(cache)
+    assert await cache.get_data(UUID1, processed=False) == {"run": 1}
+    assert await cache.get_data(UUID1, processed=True) == {"processed": {"run": 1}}
 
 
 async def test_restart_replaces_the_lookup_attributes(cache: NodeCache) -> None:
@@ -480,3 +485,79 @@ async def test_introspection_macs_are_those_in_progress(cache: NodeCache) -> Non
     await start(cache, UUID2, macs=(MAC2, MAC3))
     await cache.transition(UUID1, "error", error="boom")
     assert await cache.introspection_macs() == {MAC2, MAC3}
+
+
+# --- data history -----------------------------------------------------------------------------
+
+
+async def introspect_once(cache: NodeCache, report: dict[str, int]) -> None:
+    """One whole introspection of UUID1 that stores `report` and its processed data."""
+    await start(cache)
+    await move(cache, UUID1, "wait")
+    assert await cache.accept_report(UUID1, report, "me") is True
+    await cache.store_data(UUID1, {"processed": report}, processed=True)
+    await move(cache, UUID1, "finish")
+
+
+async def test_each_start_of_a_node_is_a_new_run(cache: NodeCache) -> None:
+    for n in (1, 2, 3):
+        await introspect_once(cache, {"run": n})
+    assert [r.run for r in await cache.history(UUID1)] == [3, 2, 1]
+
+
+async def test_the_latest_data_is_the_newest_runs(cache: NodeCache) -> None:
+    for n in (1, 2):
+        await introspect_once(cache, {"run": n})
+    assert await cache.get_data(UUID1, processed=False) == {"run": 2}
+    assert await cache.get_data(UUID1, processed=True) == {"processed": {"run": 2}}
+
+
+async def test_each_runs_data_stays_readable_by_its_run(cache: NodeCache) -> None:
+    for n in (1, 2):
+        await introspect_once(cache, {"run": n})
+    assert await cache.get_run_data(UUID1, 1, processed=False) == {"run": 1}
+    assert await cache.get_run_data(UUID1, 1, processed=True) == {"processed": {"run": 1}}
+
+
+async def test_a_node_keeps_the_data_of_its_last_runs_only(db: Database) -> None:
+    cache = NodeCache(db, keep=2)
+    for n in (1, 2, 3):
+        await introspect_once(cache, {"run": n})
+    assert [r.run for r in await cache.history(UUID1)] == [3, 2]
+    with pytest.raises(NotFound, match="run 1"):
+        await cache.get_run_data(UUID1, 1, processed=False)
+
+
+async def test_runs_without_a_report_do_not_count_against_the_kept_ones(db: Database) -> None:
+    cache = NodeCache(db, keep=2)
+    await introspect_once(cache, {"run": 1})
+    await start(cache)
+    await move(cache, UUID1, "timeout")  # run 2 never reported
+    await introspect_once(cache, {"run": 3})
+    assert [r.run for r in await cache.history(UUID1)] == [3, 1]
+
+
+async def test_history_tells_when_each_run_started_and_its_data_was_stored(
+        cache: NodeCache) -> None:
+    await introspect_once(cache, {"run": 1})
+    intro = await cache.get(UUID1)
+    [run] = await cache.history(UUID1)
+    assert run.started_at == intro.started_at
+    assert run.received_at is not None and run.processed_at is not None
+    assert intro.started_at <= run.received_at <= run.processed_at
+
+
+async def test_processed_data_goes_to_the_run_of_the_report_it_came_from(
+        cache: NodeCache) -> None:
+    """A reapply after a run that stored no report processes the previous run's report."""
+    await introspect_once(cache, {"run": 1})
+    await start(cache)
+    await move(cache, UUID1, "timeout")
+    await cache.store_data(UUID1, {"reprocessed": 1}, processed=True)
+    assert [r.run for r in await cache.history(UUID1)] == [1]
+    assert await cache.get_run_data(UUID1, 1, processed=True) == {"reprocessed": 1}
+
+
+async def test_a_nodes_history_is_empty_without_stored_data(cache: NodeCache) -> None:
+    await start(cache)
+    assert await cache.history(UUID1) == []

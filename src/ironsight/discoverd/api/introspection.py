@@ -1,4 +1,9 @@
-"""`/v1/introspection`: start, status, list, abort, data and reapply."""
+"""`/v1/introspection`: start, status, list, abort, data (and its history) and reapply.
+
+Versions are only range-checked (by the policy in base.py), as ironic-inspector's server does:
+no call here refuses an older version in range, so a client pinned to 1.0 (the inspector
+client's default) reaches every call.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from ironsight.common.exceptions import Invalid
 from ironsight.common.ids import is_uuid_like
 from ironsight.discoverd import states
 from ironsight.discoverd.api.base import Ctx
-from ironsight.discoverd.node_cache import Introspection
+from ironsight.discoverd.node_cache import Introspection, StoredRun
 
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
@@ -44,7 +49,6 @@ async def start(ctx: Ctx) -> Any:
     params = ctx.query({"manage_boot"})
     manage_boot = True
     if "manage_boot" in params:
-        ctx.require(13)
         raw = params["manage_boot"].lower()
         if raw not in _BOOLS:
             raise Invalid(f"Invalid value for manage_boot: {params['manage_boot']!r} "
@@ -90,7 +94,6 @@ async def list_statuses(ctx: Ctx) -> Any:
 
 @endpoint
 async def abort(ctx: Ctx) -> Any:
-    ctx.require(3)
     await ctx.deps.introspector.abort(await _uuid(ctx))
     return 202, {}
 
@@ -103,24 +106,64 @@ async def _stored(ctx: Ctx, processed: bool) -> Any:
 
 @endpoint
 async def get_data(ctx: Ctx) -> Any:
-    ctx.require(1)
     return await _stored(ctx, processed=True)
 
 
 @endpoint
 async def get_unprocessed(ctx: Ctx) -> Any:
-    ctx.require(17)
     return await _stored(ctx, processed=False)
+
+
+# --- data history (an ironsight extension: ironic-inspector keeps one run's data) ----------
+
+
+def _run_doc(ctx: Ctx, uuid: str, run: StoredRun) -> dict[str, Any]:
+    href = f"{ctx.base_url}/v1/introspection/{uuid}/data/history/{run.run}"
+    return {"id": run.run, "started_at": _iso(run.started_at),
+            "received_at": _iso(run.received_at), "processed_at": _iso(run.processed_at),
+            "links": [{"rel": "self", "href": href},
+                      {"rel": "unprocessed", "href": f"{href}/unprocessed"}]}
+
+
+@endpoint
+async def history(ctx: Ctx) -> Any:
+    uuid = await _uuid(ctx)
+    await ctx.deps.cache.get(uuid)  # 404 for an unknown node before an empty list
+    runs = await ctx.deps.cache.history(uuid)
+    return 200, {"uuid": uuid, "history": [_run_doc(ctx, uuid, r) for r in runs]}
+
+
+def _run_id(ctx: Ctx) -> int:
+    raw = ctx.param("run")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 10 and 0 < int(raw) < 2**31):
+        raise Invalid(f"Invalid history id {raw!r}: expected a positive integer (an id "
+                      "listed by GET .../data/history)")
+    return int(raw)
+
+
+async def _stored_run(ctx: Ctx, processed: bool) -> Any:
+    run = _run_id(ctx)
+    uuid = await _uuid(ctx)
+    await ctx.deps.cache.get(uuid)
+    return 200, await ctx.deps.cache.get_run_data(uuid, run, processed=processed)
+
+
+@endpoint
+async def history_data(ctx: Ctx) -> Any:
+    return await _stored_run(ctx, processed=True)
+
+
+@endpoint
+async def history_unprocessed(ctx: Ctx) -> Any:
+    return await _stored_run(ctx, processed=False)
 
 
 @endpoint
 async def reapply(ctx: Ctx) -> Any:
-    ctx.require(4)
     uuid = await _uuid(ctx)
     body = await read_body(ctx.request, ctx.deps.conf.introspection.max_callback_size)
     data = None
     if body.strip():
-        ctx.require(15)
         data = parse_json(body, ctx.spec.max_json_depth)
     await ctx.deps.processor.reapply(uuid, data)
     return 202, {}
@@ -134,4 +177,8 @@ routes = [
     Route("/v1/introspection/{node}/data", get_data, methods=["GET"]),
     Route("/v1/introspection/{node}/data/unprocessed", get_unprocessed, methods=["GET"]),
     Route("/v1/introspection/{node}/data/unprocessed", reapply, methods=["POST"]),
+    Route("/v1/introspection/{node}/data/history", history, methods=["GET"]),
+    Route("/v1/introspection/{node}/data/history/{run}", history_data, methods=["GET"]),
+    Route("/v1/introspection/{node}/data/history/{run}/unprocessed", history_unprocessed,
+          methods=["GET"]),
 ]

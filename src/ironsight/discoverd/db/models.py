@@ -36,6 +36,9 @@ introspections = Table(
     # SHA-256 (hex) of the callback token the node's boot script carried (callback_token.py):
     # never the token itself, never in an API answer; cleared when the introspection ends.
     Column("callback_token_hash", String(64), nullable=True),
+    # Which introspection of the node this is: 1 for the first, +1 at each start. Stored data
+    # is kept per run (`di_data`).
+    Column("run", Integer, nullable=False, server_default="1"),
     Index("di_introspections_state_idx", "state", "started_at"),
     Index("di_introspections_started_idx", "started_at", "uuid"),
 )
@@ -51,11 +54,15 @@ attributes = Table(
     Index("di_attributes_uuid_idx", "uuid"),
 )
 
+# The raw and processed data of a node's last runs ([processing] data_history of them), each
+# with the start time of the introspection it came from.
 data = Table(
     "di_data", metadata,
     Column("uuid", String(36), ForeignKey("di_introspections.uuid", ondelete="CASCADE"),
            primary_key=True),
+    Column("run", Integer, primary_key=True, server_default="1"),
     Column("processed", Boolean, primary_key=True),
+    Column("started_at", DateTime, nullable=False),
     Column("data", JSON, nullable=False),
     Column("stored_at", DateTime, nullable=False),
 )
