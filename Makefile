@@ -27,13 +27,15 @@ lint: venv
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/mypy
 
-# A real Keystone (auth_strategy = keystone tests) lives in a venv of its own under $(STATE), and
-# so does openstacksdk's own bare-metal test suite (tests/compat, run by tests/functional/compat).
+# A real Keystone (auth_strategy = keystone tests), a stock ironic-python-agent (the ramdisk
+# tests) and openstacksdk's own bare-metal test suite (tests/compat, run by
+# tests/functional/compat) live in venvs of their own under $(STATE).
 test: venv lint
 	@mkdir -p $(STATE)
 	IRONSIGHT_TEST_PG_URL=$$(scripts/ensure-postgres.sh $(STATE)) \
 	IRONSIGHT_TEST_KEYSTONE_VENV=$$(scripts/ensure-keystone.sh $(STATE)) \
 	IRONSIGHT_TEST_SDK_SUITE_VENV=$$(scripts/ensure-sdk-suite.sh $(STATE)) \
+	IRONSIGHT_TEST_IPA_VENV=$$(scripts/ensure-ipa.sh $(STATE)) \
 	  $(VENV)/bin/pytest -q -p no:cacheprovider
 
 unit: venv

@@ -104,9 +104,18 @@ class ApiSection:
     key_file: str = opt("", "TLS private key (PEM) of cert_file.")
     ramdisk_host: str = opt(
         "", "Address of a second listener serving only the ramdisk's endpoints "
-        "(/v1/continue_inspection) without authentication, for the provisioning network. "
+        "(/v1/continue_inspection, /v1/lookup, /v1/heartbeat) without authentication, for "
+        "the provisioning network. "
         "Empty: none (they are served on the main listener only).")
     ramdisk_port: int = opt(6386, "Port of that listener.", minimum=1)
+    ramdisk_heartbeat_timeout: int = opt(
+        300, "Seconds a ramdisk agent may stay silent; sent to it at lookup (Ironic's "
+        "[api] ramdisk_heartbeat_timeout): it heartbeats about twice as often.", minimum=1)
+    agent_lookup_window: float = opt(
+        300.0, "Seconds after an inspection ends during which the node's ramdisk may still "
+        "look itself up (GET /v1/lookup) and get its agent token, once per inspection; a "
+        "stock IPA does so right after posting its inspection. 0: only while inspecting.",
+        minimum=0)
 
 
 @dataclass(frozen=True)

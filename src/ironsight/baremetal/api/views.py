@@ -8,6 +8,7 @@ from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.api.base import links
+from ironsight.baremetal.conductor.agent import masked_internal_info
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
 from ironsight.baremetal.secrets import is_secret
 
@@ -81,6 +82,8 @@ def node_doc(row: Mapping[str, Any], base: str, fields: Iterable[str],
             doc[f] = _CONSTANT[f]
         elif f == "driver_info":
             doc[f] = mask(row["driver_info"], secret_keys)
+        elif f == "driver_internal_info":
+            doc[f] = masked_internal_info(row[f])
         elif f in _DATES:
             doc[f] = iso(row[f])
         elif f == "conductor":

@@ -108,6 +108,26 @@ class Records:
 
         return await self._unlocked(attempt, f"Node {ident}")
 
+    async def update_node_quietly(self, ident: str, change: Change) -> Row:
+        """`change` applied as `update_node` does, but with no history row: the ramdisk
+        agent's bookkeeping (its token, its heartbeats) is not an event of the node."""
+
+        async def attempt() -> Row | str | None:
+            row = await self.get_node(ident)
+            if row["reservation"] is not None:
+                return str(row["uuid"])
+            changes = {k: v for k, v in change(row).items() if v != row[k]}
+            if not changes:
+                return row
+            changes["updated_at"] = utcnow()
+            async with self.db.single() as conn:
+                if not await dbapi.update_locked_node(conn, row["id"], None, row["lock_epoch"],
+                                                      changes):
+                    return str(row["uuid"])
+            return {**row, **changes, "lock_epoch": row["lock_epoch"] + 1}
+
+        return await self._unlocked(attempt, f"Node {ident}")
+
     async def _unlocked(self, attempt: Callable[[], Awaitable[Row | str | None]],
                         what: str) -> Row:
         """A change of a node (or of one of its ports) made without taking the node's lock:
