@@ -6,17 +6,19 @@ from typing import Any
 
 from starlette.routing import Route
 
-from ironsight.baremetal.api import schemas, views
+from ironsight.baremetal.api import portgroups, schemas, views
 from ironsight.baremetal.api.base import Ctx, parse_bool, parse_limit, parse_sort
+from ironsight.baremetal.db import api as dbapi
+from ironsight.baremetal.db import inventory as inv
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
-from ironsight.common.exceptions import Invalid
+from ironsight.common.exceptions import Invalid, NotFound
 
 _LIST_PARAMS = {"fields", "limit", "marker", "sort_key", "sort_dir", "node", "node_uuid",
-                "address", "detail", "pxe_enabled"}
+                "address", "detail", "pxe_enabled", "portgroup"}
 _SORT_KEYS = {"id", "uuid", "address", "created_at", "updated_at"}
 _PATCHABLE = {"address", "node_uuid", "pxe_enabled", "local_link_connection",
-              "physical_network", "extra"}
+              "physical_network", "extra", "portgroup_uuid"}
 
 
 async def _list(ctx: Ctx, detail: bool, node_ident: str | None = None) -> Any:
@@ -35,6 +37,13 @@ async def _list(ctx: Ctx, detail: bool, node_ident: str | None = None) -> Any:
             raise Invalid(f"address: {exc}") from None
     if "pxe_enabled" in params:
         filters["pxe_enabled"] = parse_bool("pxe_enabled", params["pxe_enabled"])
+    if "portgroup" in params:
+        async with ctx.deps.records.db.read() as conn:
+            try:
+                filters["portgroup_id"] = (await inv.get(conn, portgroups.KIND,
+                                                         params["portgroup"]))["id"]
+            except NotFound as exc:
+                raise Invalid(f"portgroup: {exc.message}") from None
     node = node_ident or params.get("node") or params.get("node_uuid")
     rows = await ctx.deps.records.list_ports(
         node=node, node_field=None if node_ident is not None else "node", filters=filters,
@@ -71,10 +80,14 @@ async def create_port(ctx: Ctx) -> Any:
     body = await ctx.body()
     if not isinstance(body, dict):
         raise Invalid("Request body must be a JSON object describing the port.")
+    group = body.pop("portgroup_uuid", None)
     data = schemas.PortCreate.model_validate(body)
     values = data.model_dump(exclude_none=True)
     node = values.pop("node_uuid")
+    if group is not None:
+        values["portgroup_id"] = await _portgroup_id(ctx, group, node)
     row = await ctx.deps.records.create_port(values, node)
+    row["portgroup_uuid"] = None if group is None else await _portgroup_uuid(ctx, group)
     doc = views.port_doc(row, ctx.base_url, views.PORT_FIELDS)
     return 201, doc, {"Location": f"{ctx.base_url}/v1/ports/{row['uuid']}"}
 
@@ -90,16 +103,56 @@ async def show_port(ctx: Ctx) -> Any:
 @endpoint
 async def patch_port(ctx: Ctx) -> Any:
     ops = await ctx.body()
+    current = await ctx.deps.records.get_port(ctx.param("port"))
+    wanted = schemas.apply_patch({k: current[k] for k in _PATCHABLE}, ops, _PATCHABLE)
+    group = wanted["portgroup_uuid"]
+    group_id = None if group is None else await _portgroup_id(ctx, group, wanted["node_uuid"])
 
     def change(row: dict[str, Any]) -> dict[str, Any]:
         patched = schemas.apply_patch({k: row[k] for k in _PATCHABLE}, ops, _PATCHABLE)
+        patched.pop("portgroup_uuid")
         for key in ("local_link_connection", "extra"):
             if patched.get(key) is None:
                 patched[key] = {}
-        return schemas.PortFields.model_validate(patched).model_dump()
+        return {**schemas.PortFields.model_validate(patched).model_dump(),
+                "portgroup_id": group_id}
 
-    row = await ctx.deps.records.update_port(ctx.param("port"), change)
+    await ctx.deps.records.update_port(ctx.param("port"), change)
+    row = await ctx.deps.records.get_port(ctx.param("port"))
     return 200, views.port_doc(row, ctx.base_url, views.PORT_FIELDS)
+
+
+async def _portgroup_id(ctx: Ctx, ident: str, node: str) -> int:
+    """The portgroup a port joins (by UUID or name): it must be on the port's node."""
+    async with ctx.deps.records.db.read() as conn:
+        try:
+            group = await inv.get(conn, portgroups.KIND, str(ident))
+            port_node = await dbapi.get_node(conn, node)
+        except NotFound as exc:
+            raise Invalid(f"portgroup_uuid: {exc.message}") from None
+    if group["node_id"] != port_node["id"]:
+        raise Invalid(f"Port can not be added to portgroup {group['uuid']}: the portgroup "
+                      f"belongs to node {group['node_uuid']}, the port to node "
+                      f"{port_node['uuid']}.")
+    return int(group["id"])
+
+
+async def _portgroup_uuid(ctx: Ctx, ident: str) -> str:
+    async with ctx.deps.records.db.read() as conn:
+        return str((await inv.get(conn, portgroups.KIND, str(ident)))["uuid"])
+
+
+async def list_for_portgroup(ctx: Ctx, portgroup_id: int, detail: bool) -> Any:
+    """`/v1/portgroups/{ident}/ports`: the member ports."""
+    params = ctx.query({"fields", "limit"})
+    fields = views.parse_fields(params.get("fields"), views.PORT_FIELDS)
+    shown = tuple(fields) if fields else (views.PORT_FIELDS if detail else views.PORT_LIST_FIELDS)
+    limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
+    async with ctx.deps.records.db.read() as conn:
+        rows = await dbapi.list_ports(conn, filters={"portgroup_id": portgroup_id},
+                                      limit=limit, marker=None, sort_key="id",
+                                      sort_dir="asc")
+    return 200, {"ports": [views.port_doc(r, ctx.base_url, shown) for r in rows]}
 
 
 @endpoint

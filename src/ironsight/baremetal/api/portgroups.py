@@ -1,0 +1,105 @@
+"""`/v1/portgroups` (1.23) and `/v1/nodes/{node}/portgroups` (1.24): stored; ports join one
+through their `portgroup_uuid` (ports.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import exists, select
+from starlette.routing import Route
+
+from ironsight.baremetal.api import stored
+from ironsight.baremetal.api.base import Ctx
+from ironsight.baremetal.api.inventory_schemas import PortgroupFields
+from ironsight.baremetal.api.schemas import normalize_mac
+from ironsight.baremetal.db import inventory as inv
+from ironsight.baremetal.db.models import portgroups, ports
+from ironsight.common.api.endpoint import endpoint
+from ironsight.common.exceptions import Invalid
+
+KIND = inv.Kind(portgroups, "Portgroup", named=True, duplicates=(
+    ("name", "A portgroup with name {name} already exists."),
+    ("address", "A portgroup with MAC address {address} already exists.")),
+    json_defaults={"extra": {}, "properties": {}, "internal_info": {},
+                   "dynamic_portgroup": False})
+
+
+def _address(raw: str) -> tuple[str, Any]:
+    try:
+        return "address", normalize_mac(raw)
+    except ValueError as exc:
+        raise Invalid(f"address: {exc}") from None
+
+
+RESOURCE = stored.Resource(
+    kind=KIND, collection="portgroups", minor=23,
+    fields={"uuid": 23, "name": 23, "address": 23, "node_uuid": 23,
+            "standalone_ports_supported": 23, "internal_info": 23, "extra": 23,
+            "mode": 26, "properties": 26, "physical_network": 102, "category": 103,
+            "dynamic_portgroup": 111, "created_at": 23, "updated_at": 23},
+    list_fields=("uuid", "address", "name"),
+    sort_keys=frozenset({"id", "uuid", "name", "address", "created_at", "updated_at"}),
+    model=PortgroupFields,
+    patchable=frozenset({"node_uuid", "name", "address", "mode", "properties",
+                         "standalone_ports_supported", "physical_network", "category",
+                         "extra"}),
+    ident="portgroup_ident", sub_links=("ports",),
+    filters={"node": lambda raw: ("node_id", raw), "address": _address})
+
+
+class _Hooks(stored.Hooks):
+    async def before_write(self, ctx: Ctx, conn: Any, row: dict[str, Any] | None,
+                           values: dict[str, Any]) -> None:
+        if row is not None and "node_id" in values and await _has_ports(conn, row["id"]):
+            raise Invalid(f"Portgroup {row['uuid']} has ports; it can not move to another "
+                          "node.")
+
+    async def before_delete(self, ctx: Ctx, conn: Any, row: dict[str, Any]) -> None:
+        if await _has_ports(conn, row["id"]):
+            raise Invalid("Cannot complete the requested action because portgroup "
+                          f"{row['uuid']} contains ports.")
+
+
+async def _has_ports(conn: Any, portgroup_id: int) -> bool:
+    found = await conn.execute(select(exists().where(ports.c.portgroup_id == portgroup_id)))
+    return bool(found.scalar())
+
+
+def _gate_sub(ctx: Ctx) -> None:
+    if not ctx.at_least(24):
+        raise stored.NotFound("Resource could not be found.")
+
+
+@endpoint
+async def node_portgroups(ctx: Ctx) -> Any:
+    _gate_sub(ctx)
+    return await stored.list_docs(RESOURCE, ctx, detail=False,
+                                  base_filters={"node_id": ctx.param("node")})
+
+
+@endpoint
+async def node_portgroups_detail(ctx: Ctx) -> Any:
+    _gate_sub(ctx)
+    return await stored.list_docs(RESOURCE, ctx, detail=True,
+                                  base_filters={"node_id": ctx.param("node")})
+
+
+@endpoint
+async def portgroup_ports(ctx: Ctx) -> Any:
+    """The ports of a portgroup (1.24)."""
+    _gate_sub(ctx)
+    RESOURCE.gate(ctx)
+    row = await stored.get_row(RESOURCE, ctx, ctx.param("ident"))
+    detail = ctx.request.url.path.endswith("/detail")
+    from ironsight.baremetal.api.ports import list_for_portgroup  # ports.py imports us
+
+    return await list_for_portgroup(ctx, row["id"], detail)
+
+
+routes = [
+    Route("/v1/portgroups/{ident}/ports", portgroup_ports, methods=["GET"]),
+    Route("/v1/portgroups/{ident}/ports/detail", portgroup_ports, methods=["GET"]),
+    Route("/v1/nodes/{node}/portgroups", node_portgroups, methods=["GET"]),
+    Route("/v1/nodes/{node}/portgroups/detail", node_portgroups_detail, methods=["GET"]),
+    *stored.build(RESOURCE, _Hooks()),
+]
