@@ -8,10 +8,11 @@ from typing import Any
 from sqlalchemy import exists, select
 from starlette.routing import Route
 
-from ironsight.baremetal.api import stored
-from ironsight.baremetal.api.base import Ctx
+from ironsight.baremetal.api import stored, views
+from ironsight.baremetal.api.base import Ctx, parse_limit
 from ironsight.baremetal.api.inventory_schemas import PortgroupFields
 from ironsight.baremetal.api.schemas import normalize_mac
+from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db import inventory as inv
 from ironsight.baremetal.db.models import portgroups, ports
 from ironsight.common.api.endpoint import endpoint
@@ -91,9 +92,20 @@ async def portgroup_ports(ctx: Ctx) -> Any:
     RESOURCE.gate(ctx)
     row = await stored.get_row(RESOURCE, ctx, ctx.param("ident"))
     detail = ctx.request.url.path.endswith("/detail")
-    from ironsight.baremetal.api.ports import list_for_portgroup  # ports.py imports us
-
     return await list_for_portgroup(ctx, row["id"], detail)
+
+
+async def list_for_portgroup(ctx: Ctx, portgroup_id: int, detail: bool) -> Any:
+    """`/v1/portgroups/{ident}/ports`: the member ports."""
+    params = ctx.query({"fields", "limit"})
+    fields = views.parse_fields(params.get("fields"), views.PORT_FIELDS)
+    shown = tuple(fields) if fields else (views.PORT_FIELDS if detail else views.PORT_LIST_FIELDS)
+    limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
+    async with ctx.deps.records.db.read() as conn:
+        rows = await dbapi.list_ports(conn, filters={"portgroup_id": portgroup_id},
+                                      limit=limit, marker=None, sort_key="id",
+                                      sort_dir="asc")
+    return 200, {"ports": [views.port_doc(r, ctx.base_url, shown) for r in rows]}
 
 
 routes = [

@@ -142,18 +142,6 @@ async def _portgroup_uuid(ctx: Ctx, ident: str) -> str:
         return str((await inv.get(conn, portgroups.KIND, str(ident)))["uuid"])
 
 
-async def list_for_portgroup(ctx: Ctx, portgroup_id: int, detail: bool) -> Any:
-    """`/v1/portgroups/{ident}/ports`: the member ports."""
-    params = ctx.query({"fields", "limit"})
-    fields = views.parse_fields(params.get("fields"), views.PORT_FIELDS)
-    shown = tuple(fields) if fields else (views.PORT_FIELDS if detail else views.PORT_LIST_FIELDS)
-    limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
-    async with ctx.deps.records.db.read() as conn:
-        rows = await dbapi.list_ports(conn, filters={"portgroup_id": portgroup_id},
-                                      limit=limit, marker=None, sort_key="id",
-                                      sort_dir="asc")
-    return 200, {"ports": [views.port_doc(r, ctx.base_url, shown) for r in rows]}
-
 
 @endpoint
 async def delete_port(ctx: Ctx) -> Any:

@@ -14,17 +14,17 @@ branch_labels = None
 depends_on = None
 
 
-def _base() -> list[sa.Column]:  # type: ignore[type-arg]
+def _base() -> list[sa.Column]:
     return [sa.Column('id', sa.Integer(), primary_key=True, autoincrement=True),
             sa.Column('uuid', sa.String(36), nullable=False, unique=True)]
 
 
-def _stamps() -> list[sa.Column]:  # type: ignore[type-arg]
+def _stamps() -> list[sa.Column]:
     return [sa.Column('created_at', sa.DateTime(), nullable=False),
             sa.Column('updated_at', sa.DateTime(), nullable=True)]
 
 
-def _node(nullable: bool = False, ondelete: str = 'CASCADE') -> sa.Column:  # type: ignore[type-arg]
+def _node(nullable: bool = False, ondelete: str = 'CASCADE') -> sa.Column:
     return sa.Column('node_id', sa.Integer(), sa.ForeignKey('bm_nodes.id', ondelete=ondelete),
                      nullable=nullable)
 
