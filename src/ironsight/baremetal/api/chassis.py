@@ -4,18 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import exists, select
 from starlette.routing import Route
 
 from ironsight.baremetal.api import stored, views
 from ironsight.baremetal.api.base import Ctx, parse_limit
 from ironsight.baremetal.api.inventory_schemas import ChassisFields
-from ironsight.baremetal.db import inventory as inv
-from ironsight.baremetal.db.models import chassis, nodes
+from ironsight.baremetal.conductor import inventory
 from ironsight.common.api.endpoint import endpoint
-from ironsight.common.exceptions import Invalid
 
-KIND = inv.Kind(chassis, "Chassis", json_defaults={"extra": {}})
+KIND = inventory.CHASSIS
 
 RESOURCE = stored.Resource(
     kind=KIND, collection="chassis", minor=1,
@@ -23,13 +20,7 @@ RESOURCE = stored.Resource(
     list_fields=("uuid", "description"),
     sort_keys=frozenset({"id", "uuid", "description", "created_at", "updated_at"}),
     model=ChassisFields, patchable=frozenset({"description", "extra"}),
-    ident="chassis_uuid", sub_links=("nodes",))
-
-
-class _Hooks(stored.Hooks):
-    async def before_delete(self, ctx: Ctx, conn: Any, row: dict[str, Any]) -> None:
-        if (await conn.execute(select(exists().where(nodes.c.chassis_id == row["id"])))).scalar():
-            raise Invalid(f"Chassis {row['uuid']} contains nodes.")
+    ident="chassis_uuid", sub_links=("nodes",), check_delete=inventory.chassis_empty)
 
 
 @endpoint
@@ -49,4 +40,4 @@ async def chassis_nodes(ctx: Ctx) -> Any:
 
 
 routes = [Route("/v1/chassis/{ident}/nodes", chassis_nodes, methods=["GET"]),
-          *stored.build(RESOURCE, _Hooks())]
+          *stored.build(RESOURCE)]

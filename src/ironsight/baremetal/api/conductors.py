@@ -6,12 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import select
 from starlette.routing import Route
 
 from ironsight.baremetal.api import views
 from ironsight.baremetal.api.base import Ctx, links, parse_bool, parse_limit
-from ironsight.baremetal.db.models import conductors
+from ironsight.baremetal.conductor.inventory import CONDUCTOR_SORT
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.clock import utcnow
 from ironsight.common.exceptions import Invalid, NotFound
@@ -49,18 +48,12 @@ async def _list(ctx: Ctx, detail: bool) -> Any:
     key = params.get("sort_key", "id")
     if key in ("alive", "drivers"):
         raise Invalid(f"The sort_key value {key} is an invalid field for sorting")
-    column = {"hostname": conductors.c.name, "conductor_group": conductors.c.conductor_group,
-              "id": conductors.c.id, "created_at": conductors.c.started_at,
-              "updated_at": conductors.c.heartbeat_at}.get(key)
-    if column is None:
+    if key not in CONDUCTOR_SORT:
         raise Invalid(f"Invalid value for query parameter 'sort_key': {key!r}")
-    order = column.desc() if params.get("sort_dir") == "desc" else column.asc()
-    query = select(conductors).order_by(order, conductors.c.id)
-    if params.get("marker"):
-        query = query.where(conductors.c.name > params["marker"])
     limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
-    async with ctx.deps.records.db.read() as conn:
-        rows = [dict(r) for r in (await conn.execute(query.limit(limit))).mappings()]
+    rows = await ctx.deps.records.inventory.list_conductors(
+        sort_key=key, desc=params.get("sort_dir") == "desc", marker=params.get("marker"),
+        limit=limit)
     shown = fields or (FIELDS if detail else LIST_FIELDS)
     return 200, {"conductors": [_doc(ctx, r, shown) for r in rows]}
 
@@ -81,11 +74,7 @@ async def show_conductor(ctx: Ctx) -> Any:
     params = ctx.query({"fields"})
     fields = views.parse_fields(params.get("fields"), FIELDS)
     name = ctx.param("hostname")
-    async with ctx.deps.records.db.read() as conn:
-        row = (await conn.execute(select(conductors).where(conductors.c.name == name))
-               ).mappings().first()
-    if row is None:
-        raise NotFound(f"Conductor {name} could not be found.")
+    row = await ctx.deps.records.inventory.get_conductor(name)
     return 200, _doc(ctx, dict(row), fields or FIELDS)
 
 

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from ironsight.baremetal.api import stored
 from ironsight.baremetal.api.inventory_schemas import DeployTemplateFields
-from ironsight.baremetal.db import inventory as inv
-from ironsight.baremetal.db.models import deploy_templates
+from ironsight.baremetal.conductor import inventory
 
-KIND = inv.Kind(deploy_templates, "Deploy template", named=True,
-                duplicates=(("name", "A deploy template with name {name} already exists."),),
-                json_defaults={"extra": {}})
+KIND = inventory.DEPLOY_TEMPLATES
 
 RESOURCE = stored.Resource(
     kind=KIND, collection="deploy_templates", minor=55,

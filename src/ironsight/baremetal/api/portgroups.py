@@ -5,24 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import exists, select
 from starlette.routing import Route
 
 from ironsight.baremetal.api import stored, views
 from ironsight.baremetal.api.base import Ctx, parse_limit
 from ironsight.baremetal.api.inventory_schemas import PortgroupFields
 from ironsight.baremetal.api.schemas import normalize_mac
-from ironsight.baremetal.db import api as dbapi
-from ironsight.baremetal.db import inventory as inv
-from ironsight.baremetal.db.models import portgroups, ports
+from ironsight.baremetal.conductor import inventory
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.exceptions import Invalid
 
-KIND = inv.Kind(portgroups, "Portgroup", named=True, duplicates=(
-    ("name", "A portgroup with name {name} already exists."),
-    ("address", "A portgroup with MAC address {address} already exists.")),
-    json_defaults={"extra": {}, "properties": {}, "internal_info": {},
-                   "dynamic_portgroup": False})
+KIND = inventory.PORTGROUPS
 
 
 def _address(raw: str) -> tuple[str, Any]:
@@ -45,25 +38,8 @@ RESOURCE = stored.Resource(
                          "standalone_ports_supported", "physical_network", "category",
                          "extra"}),
     ident="portgroup_ident", sub_links=("ports",),
-    filters={"node": lambda raw: ("node_id", raw), "address": _address})
-
-
-class _Hooks(stored.Hooks):
-    async def before_write(self, ctx: Ctx, conn: Any, row: dict[str, Any] | None,
-                           values: dict[str, Any]) -> None:
-        if row is not None and "node_id" in values and await _has_ports(conn, row["id"]):
-            raise Invalid(f"Portgroup {row['uuid']} has ports; it can not move to another "
-                          "node.")
-
-    async def before_delete(self, ctx: Ctx, conn: Any, row: dict[str, Any]) -> None:
-        if await _has_ports(conn, row["id"]):
-            raise Invalid("Cannot complete the requested action because portgroup "
-                          f"{row['uuid']} contains ports.")
-
-
-async def _has_ports(conn: Any, portgroup_id: int) -> bool:
-    found = await conn.execute(select(exists().where(ports.c.portgroup_id == portgroup_id)))
-    return bool(found.scalar())
+    filters={"node": lambda raw: ("node_id", raw), "address": _address},
+    check_write=inventory.portgroup_stays, check_delete=inventory.portgroup_empty)
 
 
 def _gate_sub(ctx: Ctx) -> None:
@@ -75,14 +51,14 @@ def _gate_sub(ctx: Ctx) -> None:
 async def node_portgroups(ctx: Ctx) -> Any:
     _gate_sub(ctx)
     return await stored.list_docs(RESOURCE, ctx, detail=False,
-                                  base_filters={"node_id": ctx.param("node")})
+                                  node=ctx.param("node"))
 
 
 @endpoint
 async def node_portgroups_detail(ctx: Ctx) -> Any:
     _gate_sub(ctx)
     return await stored.list_docs(RESOURCE, ctx, detail=True,
-                                  base_filters={"node_id": ctx.param("node")})
+                                  node=ctx.param("node"))
 
 
 @endpoint
@@ -101,10 +77,7 @@ async def list_for_portgroup(ctx: Ctx, portgroup_id: int, detail: bool) -> Any:
     fields = views.parse_fields(params.get("fields"), views.PORT_FIELDS)
     shown = tuple(fields) if fields else (views.PORT_FIELDS if detail else views.PORT_LIST_FIELDS)
     limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
-    async with ctx.deps.records.db.read() as conn:
-        rows = await dbapi.list_ports(conn, filters={"portgroup_id": portgroup_id},
-                                      limit=limit, marker=None, sort_key="id",
-                                      sort_dir="asc")
+    rows = await ctx.deps.records.inventory.portgroup_ports(portgroup_id, limit)
     return 200, {"ports": [views.port_doc(r, ctx.base_url, shown) for r in rows]}
 
 
@@ -113,5 +86,5 @@ routes = [
     Route("/v1/portgroups/{ident}/ports/detail", portgroup_ports, methods=["GET"]),
     Route("/v1/nodes/{node}/portgroups", node_portgroups, methods=["GET"]),
     Route("/v1/nodes/{node}/portgroups/detail", node_portgroups_detail, methods=["GET"]),
-    *stored.build(RESOURCE, _Hooks()),
+    *stored.build(RESOURCE),
 ]

@@ -8,8 +8,6 @@ from starlette.routing import Route
 
 from ironsight.baremetal.api import portgroups, schemas, views
 from ironsight.baremetal.api.base import Ctx, parse_bool, parse_limit, parse_sort
-from ironsight.baremetal.db import api as dbapi
-from ironsight.baremetal.db import inventory as inv
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
 from ironsight.common.exceptions import Invalid, NotFound
@@ -38,12 +36,11 @@ async def _list(ctx: Ctx, detail: bool, node_ident: str | None = None) -> Any:
     if "pxe_enabled" in params:
         filters["pxe_enabled"] = parse_bool("pxe_enabled", params["pxe_enabled"])
     if "portgroup" in params:
-        async with ctx.deps.records.db.read() as conn:
-            try:
-                filters["portgroup_id"] = (await inv.get(conn, portgroups.KIND,
-                                                         params["portgroup"]))["id"]
-            except NotFound as exc:
-                raise Invalid(f"portgroup: {exc.message}") from None
+        try:
+            filters["portgroup_id"] = (await ctx.deps.records.inventory.get(
+                portgroups.KIND, params["portgroup"]))["id"]
+        except NotFound as exc:
+            raise Invalid(f"portgroup: {exc.message}") from None
     node = node_ident or params.get("node") or params.get("node_uuid")
     rows = await ctx.deps.records.list_ports(
         node=node, node_field=None if node_ident is not None else "node", filters=filters,
@@ -124,22 +121,11 @@ async def patch_port(ctx: Ctx) -> Any:
 
 async def _portgroup_id(ctx: Ctx, ident: str, node: str) -> int:
     """The portgroup a port joins (by UUID or name): it must be on the port's node."""
-    async with ctx.deps.records.db.read() as conn:
-        try:
-            group = await inv.get(conn, portgroups.KIND, str(ident))
-            port_node = await dbapi.get_node(conn, node)
-        except NotFound as exc:
-            raise Invalid(f"portgroup_uuid: {exc.message}") from None
-    if group["node_id"] != port_node["id"]:
-        raise Invalid(f"Port can not be added to portgroup {group['uuid']}: the portgroup "
-                      f"belongs to node {group['node_uuid']}, the port to node "
-                      f"{port_node['uuid']}.")
-    return int(group["id"])
+    return int((await ctx.deps.records.inventory.portgroup_of(str(ident), node))["id"])
 
 
 async def _portgroup_uuid(ctx: Ctx, ident: str) -> str:
-    async with ctx.deps.records.db.read() as conn:
-        return str((await inv.get(conn, portgroups.KIND, str(ident)))["uuid"])
+    return str((await ctx.deps.records.inventory.get(portgroups.KIND, str(ident)))["uuid"])
 
 
 

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from ironsight.baremetal.api import stored
 from ironsight.baremetal.api.inventory_schemas import RunbookFields
-from ironsight.baremetal.db import inventory as inv
-from ironsight.baremetal.db.models import runbooks
+from ironsight.baremetal.conductor import inventory
 
-KIND = inv.Kind(runbooks, "Runbook", named=True,
-                duplicates=(("name", "A runbook with name {name} already exists."),),
-                json_defaults={"extra": {}})
+KIND = inventory.RUNBOOKS
 
 RESOURCE = stored.Resource(
     kind=KIND, collection="runbooks", minor=92,

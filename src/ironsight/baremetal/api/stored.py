@@ -13,8 +13,7 @@ from starlette.routing import Route
 
 from ironsight.baremetal.api import schemas, views
 from ironsight.baremetal.api.base import Ctx, links, parse_bool, parse_limit, parse_sort
-from ironsight.baremetal.db import api as dbapi
-from ironsight.baremetal.db import inventory as inv
+from ironsight.baremetal.conductor.inventory import Check, Kind
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
 from ironsight.common.exceptions import Invalid, NotFound
@@ -31,7 +30,7 @@ class Resource:
     version that introduced it; `ident` names the path parameter in Ironic's errors
     ("Expected UUID for chassis_uuid"); `model` validates a whole new or patched resource."""
 
-    kind: inv.Kind
+    kind: Kind
     collection: str
     minor: int
     fields: dict[str, int]
@@ -45,6 +44,9 @@ class Resource:
     sub_links: tuple[str, ...] = ()
     # values computed from the row at show time (say, conductors' `alive`)
     computed: Callable[[Ctx, Row], Row] | None = None
+    # checks in the write's transaction (say, a portgroup with ports can not be deleted)
+    check_write: Check | None = None
+    check_delete: Check | None = None
 
     def gate(self, ctx: Ctx) -> None:
         """Below the version that introduced it, the resource does not exist (Ironic: 404)."""
@@ -76,7 +78,7 @@ def _parse_fields(res: Resource, ctx: Ctx, raw: str | None) -> list[str] | None:
     return views.parse_fields(raw, res.shown_fields(ctx))
 
 
-async def list_docs(res: Resource, ctx: Ctx, detail: bool, base_filters: Row | None = None,
+async def list_docs(res: Resource, ctx: Ctx, detail: bool, node: str | None = None,
                     key: str | None = None) -> Any:
     res.gate(ctx)
     params = ctx.query({"fields", "limit", "marker", "sort_key", "sort_dir", "detail",
@@ -92,18 +94,18 @@ async def list_docs(res: Resource, ctx: Ctx, detail: bool, base_filters: Row | N
     marker = params.get("marker")
     if marker is not None and not res.kind.named and not is_uuid_like(marker):
         raise Invalid(f"Expected UUID for marker: {marker}")
-    filters = dict(base_filters or {})
+    filters: Row = {}
+    node_field = None  # a node in the path (404 when missing), not in the query (400)
     for name, parse in res.filters.items():
         if name in params:
             column, value = parse(params[name])
-            filters[column] = value
-    async with ctx.deps.records.db.read() as conn:
-        if base_filters and "node_id" in base_filters:  # the node is the resource: 404
-            filters["node_id"] = (await dbapi.get_node(conn, base_filters["node_id"]))["id"]
-        elif isinstance(filters.get("node_id"), str):  # named in the query: 400
-            filters["node_id"] = await inv.node_id(conn, filters["node_id"], "node")
-        rows = await inv.list_(conn, res.kind, filters=filters, limit=limit, marker=marker,
-                               sort_key=sort_key, sort_dir=sort_dir)
+            if column == "node_id":
+                node, node_field = value, "node"
+            else:
+                filters[column] = value
+    rows = await ctx.deps.records.inventory.list_rows(
+        res.kind, filters=filters, node=node, node_field=node_field, limit=limit,
+        marker=marker, sort_key=sort_key, sort_dir=sort_dir)
     body: Row = {key or res.collection.split("/")[-1]: [res.doc(ctx, r, shown) for r in rows]}
     if rows and len(rows) == limit:
         body["next"] = next_link(ctx.base_url, ctx.request.url.path, params, limit=limit,
@@ -113,8 +115,7 @@ async def list_docs(res: Resource, ctx: Ctx, detail: bool, base_filters: Row | N
 
 async def get_row(res: Resource, ctx: Ctx, ident: str) -> Row:
     res.check_ident(ident)
-    async with ctx.deps.records.db.read() as conn:
-        return await inv.get(conn, res.kind, ident)
+    return await ctx.deps.records.inventory.get(res.kind, ident)
 
 
 def validated(res: Resource, values: Row) -> Row:
@@ -122,18 +123,8 @@ def validated(res: Resource, values: Row) -> Row:
     return res.model.model_validate(values).model_dump()
 
 
-async def _store_values(conn: Any, values: Row) -> Row:
-    values = dict(values)
-    if "node_uuid" in values:
-        node = values.pop("node_uuid")
-        if node is not None:
-            values["node_id"] = await inv.node_id(conn, node, "node_uuid")
-    return values
-
-
-def build(res: Resource, hooks: Hooks | None = None) -> list[Route]:
+def build(res: Resource) -> list[Route]:
     """The routes of `res`: collection, detail, one resource."""
-    hooks = hooks or Hooks()
     path = f"/v1/{res.collection}"
 
     @endpoint
@@ -167,11 +158,7 @@ def build(res: Resource, hooks: Hooks | None = None) -> list[Route]:
             if not is_uuid_like(str(body["uuid"])):
                 raise Invalid(f"Expected UUID for uuid: {body['uuid']}")
             values["uuid"] = str(body["uuid"]).lower()
-        async with ctx.deps.records.db.begin() as conn:
-            stored = await _store_values(conn, values)
-            await hooks.before_write(ctx, conn, None, stored)
-            row = await inv.create(conn, res.kind, stored)
-            row = await inv.get(conn, res.kind, row["uuid"])
+        row = await ctx.deps.records.inventory.create(res.kind, values, res.check_write)
         doc = res.doc(ctx, row, res.shown_fields(ctx))
         return 201, doc, {"Location": f"{ctx.base_url}/v1/{res.collection}/{row['uuid']}"}
 
@@ -184,22 +171,14 @@ def build(res: Resource, hooks: Hooks | None = None) -> list[Route]:
         patched = schemas.apply_patch(current, ops, set(res.patchable))
         values = validated(res, {k: v for k, v in patched.items() if v is not None
                                  or k in res.model.model_fields})
-        async with ctx.deps.records.db.begin() as conn:
-            stored = await _store_values(conn, values)
-            changes = {k: v for k, v in stored.items() if row.get(k) != v}
-            if changes:
-                await hooks.before_write(ctx, conn, row, changes)
-                await inv.update_(conn, res.kind, row, changes)
-            row = await inv.get(conn, res.kind, row["uuid"])
+        row = await ctx.deps.records.inventory.update(res.kind, row, values, res.check_write)
         return 200, res.doc(ctx, row, res.shown_fields(ctx))
 
     @endpoint
     async def delete(ctx: Ctx) -> Any:
         res.gate(ctx)
         row = await get_row(res, ctx, ctx.param("ident"))
-        async with ctx.deps.records.db.begin() as conn:
-            await hooks.before_delete(ctx, conn, row)
-            await inv.delete_(conn, res.kind, row["id"])
+        await ctx.deps.records.inventory.delete(res.kind, row, res.check_delete)
         return 204, None
 
     routes = [Route(path, list_all, methods=["GET"]),
@@ -210,13 +189,3 @@ def build(res: Resource, hooks: Hooks | None = None) -> list[Route]:
                    Route(f"{path}/{{ident}}", patch, methods=["PATCH"]),
                    Route(f"{path}/{{ident}}", delete, methods=["DELETE"])]
     return routes
-
-
-class Hooks:
-    """What a resource checks beyond its model, in the write's transaction."""
-
-    async def before_write(self, ctx: Ctx, conn: Any, row: Row | None, values: Row) -> None:
-        """`row` None: a creation; `values` are the columns about to be written."""
-
-    async def before_delete(self, ctx: Ctx, conn: Any, row: Row) -> None:
-        pass

@@ -10,17 +10,14 @@ from starlette.routing import Route
 from ironsight.baremetal.api import stored
 from ironsight.baremetal.api.base import Ctx, links
 from ironsight.baremetal.api.inventory_schemas import VolumeConnectorFields, VolumeTargetFields
-from ironsight.baremetal.db import inventory as inv
-from ironsight.baremetal.db.models import volume_connectors, volume_targets
+from ironsight.baremetal.conductor import inventory
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.exceptions import NotFound
 
 MINOR = 32
 
 CONNECTORS = stored.Resource(
-    kind=inv.Kind(volume_connectors, "Volume connector", duplicates=(
-        ("type", "A volume connector with type {type} and connector ID {connector_id} "
-                 "already exists."),), json_defaults={"extra": {}}),
+    kind=inventory.VOLUME_CONNECTORS,
     collection="volume/connectors", minor=MINOR,
     fields={f: MINOR for f in ("uuid", "node_uuid", "type", "connector_id", "extra",
                                "created_at", "updated_at")},
@@ -31,9 +28,7 @@ CONNECTORS = stored.Resource(
     ident="connector_uuid", filters={"node": lambda raw: ("node_id", raw)})
 
 TARGETS = stored.Resource(
-    kind=inv.Kind(volume_targets, "Volume target", duplicates=(
-        ("boot", "A volume target with boot index '{boot_index}' for the same node "
-                 "already exists."),), json_defaults={"extra": {}, "properties": {}}),
+    kind=inventory.VOLUME_TARGETS,
     collection="volume/targets", minor=MINOR,
     fields={f: MINOR for f in ("uuid", "node_uuid", "volume_type", "properties",
                                "boot_index", "volume_id", "extra", "created_at",
@@ -74,7 +69,7 @@ def _node_list(res: stored.Resource) -> Any:
     @endpoint
     async def handler(ctx: Ctx) -> Any:
         return await stored.list_docs(res, ctx, detail=False,
-                                      base_filters={"node_id": ctx.param("node")})
+                                      node=ctx.param("node"))
     return handler
 
 
