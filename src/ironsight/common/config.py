@@ -157,6 +157,9 @@ class ConductorSection:
         "inspection fails; 0: never.", minimum=0)
     power_state_change_timeout: float = opt(
         60.0, "Seconds to wait for a power state change to be reported by the BMC.", minimum=1)
+    conductor_group: str = opt(
+        "", "This replica's conductor group, as `GET /v1/conductors` shows it (Ironic's "
+        "option; ironsight does not yet route nodes by group).")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> Any:
     url = request.getfixturevalue("pg_database")
     engine = create_engine(url)
     with engine.begin() as conn:  # a clean slate for each test
-        for table in ("bm_node_history", "bm_ports", "bm_nodes", "bm_conductors"):
+        for table in ("bm_node_history", "bm_ports", "bm_portgroups", "bm_volume_connectors",
+                      "bm_volume_targets", "bm_allocations", "bm_node_traits", "bm_nodes",
+                      "bm_chassis", "bm_deploy_templates", "bm_runbooks", "bm_conductors"):
             conn.execute(text(f"DELETE FROM {table}")) if _has_table(conn, table) else None
     engine.dispose()
     return url

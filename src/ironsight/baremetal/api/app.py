@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 
-from ironsight.baremetal.api import nodes, ports, ramdisk, root
+from ironsight.baremetal.api import (
+    chassis,
+    conductors,
+    deploy_templates,
+    nodes,
+    portgroups,
+    ports,
+    ramdisk,
+    root,
+    runbooks,
+    volume,
+)
 from ironsight.baremetal.api.base import VERSIONS, BaremetalDeps
 from ironsight.common.api.app import ApiSpec
 from ironsight.common.api.app import create_app as build_app
@@ -35,7 +46,9 @@ def _spec(deps: BaremetalDeps, metrics: Metrics | None, *, open_only: bool) -> A
 
 def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette:
     return build_app(_spec(deps, metrics, open_only=False), deps,
-                     [*root.routes, *nodes.routes, *ports.routes, *ramdisk.routes])
+                     [*root.routes, *nodes.routes, *ports.routes, *ramdisk.routes,
+                      *chassis.routes, *portgroups.routes, *conductors.routes,
+                      *deploy_templates.routes, *runbooks.routes, *volume.routes])
 
 
 def create_ramdisk_app(deps: BaremetalDeps) -> Starlette:

@@ -178,7 +178,8 @@ def apply_patch(doc: JsonDict, ops: Any, patchable: set[str]) -> JsonDict:
             raise Invalid(f"Can't {kind} '{op['path']}': its parent is not an object")
         if kind == "remove":
             if last not in parent:
-                raise Invalid(f"Can't remove non-existent object '{last}'")
+                raise Invalid(f"Couldn't apply patch: can't remove a non-existent object "
+                              f"'{last}'")  # Ironic's (jsonpatch's) words, clients match them
             if len(parts) == 1:
                 parent[last] = None
             else:

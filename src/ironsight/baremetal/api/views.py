@@ -117,7 +117,7 @@ PORT_FIELDS = ("uuid", "address", "node_uuid", "pxe_enabled", "local_link_connec
                "portgroup_uuid", "name", "description", "vendor", "category")
 PORT_LIST_FIELDS = ("uuid", "address")
 _PORT_CONSTANT: dict[str, Any] = {"internal_info": {}, "is_smartnic": False,
-                                  "portgroup_uuid": None, "name": None, "description": None,
+                                  "name": None, "description": None,
                                   "vendor": None, "category": None}
 
 
@@ -129,7 +129,7 @@ def port_doc(row: Mapping[str, Any], base: str, fields: Iterable[str]) -> dict[s
         elif f in ("created_at", "updated_at"):
             doc[f] = iso(row[f])
         else:
-            doc[f] = row[f]
+            doc[f] = row.get(f)
     doc["links"] = links(base, f"ports/{row['uuid']}")
     return doc
 

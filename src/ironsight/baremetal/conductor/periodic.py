@@ -78,7 +78,8 @@ class PeriodicTasks:
     async def register(self) -> None:
         async with self.c.db.begin() as conn:
             await dbapi.register_conductor(conn, self.c.name, socket.gethostname(), os.getpid(),
-                                           sorted(self.c.drivers))
+                                           sorted(self.c.drivers),
+                                           self.c.conf.conductor.conductor_group)
         await self.recover_dead_conductors()
 
     async def unregister(self) -> None:
@@ -92,7 +93,8 @@ class PeriodicTasks:
             if not await dbapi.heartbeat(conn, self.c.name):
                 # Another replica declared us dead (we stalled): register again.
                 await dbapi.register_conductor(conn, self.c.name, socket.gethostname(),
-                                               os.getpid(), sorted(self.c.drivers))
+                                               os.getpid(), sorted(self.c.drivers),
+                                               self.c.conf.conductor.conductor_group)
 
     async def recover_dead_conductors(self) -> int:
         """Release locks held by conductors that stopped heartbeating or whose process is gone

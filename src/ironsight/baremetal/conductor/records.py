@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from ironsight.baremetal import states
+from ironsight.baremetal.conductor.inventory import Inventory
 from ironsight.baremetal.conductor.task import TaskManager
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import nodes
@@ -49,6 +50,7 @@ class Records:
         self.db = db
         self.tasks = tasks
         self.drivers = drivers
+        self.inventory = Inventory(db)  # the other stored resources (chassis, portgroups...)
 
     # --- nodes ----------------------------------------------------------------------------
 

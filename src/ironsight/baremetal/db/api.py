@@ -11,7 +11,17 @@ from sqlalchemy import and_, bindparam, delete, exists, insert, or_, select, upd
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.baremetal.db import combined
-from ironsight.baremetal.db.models import conductors, history, nodes, ports
+from ironsight.baremetal.db.models import (
+    allocations,
+    conductors,
+    history,
+    node_traits,
+    nodes,
+    portgroups,
+    ports,
+    volume_connectors,
+    volume_targets,
+)
 from ironsight.common.auth.identity import acting_user
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Conn
@@ -254,6 +264,10 @@ async def still_locked(conn: Conn, node_id: int, owner: str, epoch: int) -> bool
 
 async def delete_node(conn: Conn, node_id: int) -> None:
     await conn.execute(delete(ports).where(ports.c.node_id == node_id))
+    # what belongs to the node goes with it, as in Ironic; its allocation is released
+    for table in (portgroups, volume_connectors, volume_targets, node_traits):
+        await conn.execute(delete(table).where(table.c.node_id == node_id))
+    await conn.execute(delete(allocations).where(allocations.c.node_id == node_id))
     await conn.execute(delete(history).where(history.c.node_id == node_id))
     await conn.execute(delete(nodes).where(nodes.c.id == node_id))
 
@@ -303,16 +317,20 @@ async def create_port(conn: Conn, node: str, values: Row, event: Row) -> Row | N
 
 
 # A port with its node's UUID, as the API shows it.
-_PORT_SELECT = select(*ports.c, nodes.c.uuid.label("node_uuid")).join(
-    nodes, nodes.c.id == ports.c.node_id)
+_PORT_SELECT = select(*ports.c, nodes.c.uuid.label("node_uuid"),
+                      portgroups.c.uuid.label("portgroup_uuid")).select_from(
+    ports.join(nodes, nodes.c.id == ports.c.node_id)
+    .outerjoin(portgroups, portgroups.c.id == ports.c.portgroup_id))
 _GET_PORT = _PORT_SELECT.where(ports.c.uuid == bindparam("uuid"))
 _DELETE_PORT = delete(ports).where(ports.c.id == bindparam("port_id"))
 _PORTS_OF_NODE = (_PORT_SELECT.where(ports.c.node_id == bindparam("node_id"))
                   .order_by(ports.c.id).limit(bindparam("limit")))
 # A node and its ports: one row per port, or one without a port (its columns NULL).
 _PORTS_OF_NAMED_NODE = {
-    key: select(nodes.c.id.label("_node_id"), *ports.c, nodes.c.uuid.label("node_uuid"))
-    .select_from(nodes.outerjoin(ports, ports.c.node_id == nodes.c.id))
+    key: select(nodes.c.id.label("_node_id"), *ports.c, nodes.c.uuid.label("node_uuid"),
+                portgroups.c.uuid.label("portgroup_uuid"))
+    .select_from(nodes.outerjoin(ports, ports.c.node_id == nodes.c.id)
+                 .outerjoin(portgroups, portgroups.c.id == ports.c.portgroup_id))
     .where(nodes.c[key] == bindparam("ident")).order_by(ports.c.id).limit(bindparam("limit"))
     for key in ("uuid", "name")}
 
@@ -404,11 +422,12 @@ async def list_history(conn: Conn, node_id: int, limit: int = 1000) -> list[Row]
 
 
 async def register_conductor(conn: Conn, name: str, hostname: str, pid: int,
-                             drivers: list[str]) -> None:
+                             drivers: list[str], group: str = "") -> None:
     now = utcnow()
     await conn.execute(delete(conductors).where(conductors.c.name == name))
     await conn.execute(insert(conductors).values(
-        name=name, hostname=hostname, pid=pid, drivers=drivers, started_at=now, heartbeat_at=now))
+        name=name, hostname=hostname, pid=pid, drivers=drivers, started_at=now, heartbeat_at=now,
+        conductor_group=group))
 
 
 async def heartbeat(conn: Conn, name: str) -> bool:

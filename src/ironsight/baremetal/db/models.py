@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     Boolean,
@@ -15,6 +17,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
@@ -52,6 +55,12 @@ nodes = Table(
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=True),
     *(Column(name, String(255), nullable=True) for name in INTERFACE_FIELDS),
+    # PLACEHOLDER (i12d) for i12c's 0004_node_fields: replaced by theirs at merge.
+    Column("resource_class", String(80), nullable=True),
+    # 0005_inventory_resources: the node's chassis, and the allocation holding it (no foreign
+    # keys, see the migration).
+    Column("chassis_id", Integer, nullable=True),
+    Column("allocation_id", Integer, nullable=True),
     Index("bm_nodes_provision_state_idx", "provision_state", "provision_updated_at"),
     Index("bm_nodes_reservation_idx", "reservation"),
     Index("bm_nodes_power_sync_idx", "driver", "power_synced_at"),
@@ -69,6 +78,8 @@ ports = Table(
     Column("extra", JSON, nullable=False, default=dict),
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=True),
+    # 0005_inventory_resources: membership of a portgroup (of the same node)
+    Column("portgroup_id", Integer, nullable=True),  # no foreign key, see the migration
     Index("bm_ports_node_idx", "node_id"),
 )
 
@@ -95,4 +106,123 @@ conductors = Table(
     Column("drivers", JSON, nullable=False, default=list),
     Column("started_at", DateTime, nullable=False),
     Column("heartbeat_at", DateTime, nullable=False),
+    # 0005_inventory_resources
+    Column("conductor_group", String(255), nullable=False, server_default=""),
+)
+
+# PLACEHOLDER (i12d) for i12c's 0004_node_fields: replaced by theirs at merge.
+node_traits = Table(
+    "bm_node_traits", metadata,
+    Column("node_id", Integer, ForeignKey("bm_nodes.id", ondelete="CASCADE"),
+           primary_key=True),
+    Column("trait", String(255), primary_key=True),
+    Column("created_at", DateTime, nullable=True),
+)
+
+# --- 0005_inventory_resources: Ironic's other inventory resources -------------------------
+
+
+def _stamps() -> tuple[Column[Any], Column[Any]]:
+    return (Column("created_at", DateTime, nullable=False),
+            Column("updated_at", DateTime, nullable=True))
+
+
+def _node_ref(nullable: bool = False, ondelete: str = "CASCADE") -> Column[Any]:
+    return Column("node_id", Integer, ForeignKey("bm_nodes.id", ondelete=ondelete),
+                  nullable=nullable)
+
+
+chassis = Table(
+    "bm_chassis", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    Column("description", String(255), nullable=True),
+    Column("extra", JSON, nullable=False, default=dict),
+    *_stamps(),
+)
+
+portgroups = Table(
+    "bm_portgroups", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    Column("name", String(255), nullable=True, unique=True),
+    _node_ref(),
+    Column("address", String(18), nullable=True, unique=True),
+    Column("standalone_ports_supported", Boolean, nullable=False, default=True),
+    Column("mode", String(255), nullable=True),
+    Column("properties", JSON, nullable=False, default=dict),
+    Column("physical_network", String(64), nullable=True),
+    Column("category", String(80), nullable=True),
+    Column("dynamic_portgroup", Boolean, nullable=False, default=False),
+    Column("internal_info", JSON, nullable=False, default=dict),
+    Column("extra", JSON, nullable=False, default=dict),
+    *_stamps(),
+    Index("bm_portgroups_node_idx", "node_id"),
+)
+
+deploy_templates = Table(
+    "bm_deploy_templates", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("steps", JSON, nullable=False, default=list),
+    Column("description", String(255), nullable=True),
+    Column("extra", JSON, nullable=False, default=dict),
+    *_stamps(),
+)
+
+runbooks = Table(
+    "bm_runbooks", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("steps", JSON, nullable=False, default=list),
+    Column("description", String(255), nullable=True),
+    Column("disable_ramdisk", Boolean, nullable=False, default=False),
+    Column("public", Boolean, nullable=False, default=False),
+    Column("owner", String(255), nullable=True),
+    Column("extra", JSON, nullable=False, default=dict),
+    *_stamps(),
+)
+
+volume_connectors = Table(
+    "bm_volume_connectors", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    _node_ref(),
+    Column("type", String(32), nullable=False),
+    Column("connector_id", String(255), nullable=False),
+    Column("extra", JSON, nullable=False, default=dict),
+    *_stamps(),
+    UniqueConstraint("type", "connector_id", name="uniq_bm_volume_connectors_type_id"),
+)
+
+volume_targets = Table(
+    "bm_volume_targets", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    _node_ref(),
+    Column("volume_type", String(64), nullable=False),
+    Column("properties", JSON, nullable=False, default=dict),
+    Column("boot_index", Integer, nullable=False),
+    Column("volume_id", String(36), nullable=False),
+    Column("extra", JSON, nullable=False, default=dict),
+    *_stamps(),
+    UniqueConstraint("node_id", "boot_index", name="uniq_bm_volume_targets_node_boot"),
+)
+
+allocations = Table(
+    "bm_allocations", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False, unique=True),
+    Column("name", String(255), nullable=True, unique=True),
+    _node_ref(nullable=True, ondelete="SET NULL"),
+    Column("state", String(15), nullable=False),
+    Column("last_error", Text, nullable=True),
+    Column("resource_class", String(80), nullable=True),
+    Column("traits", JSON, nullable=False, default=list),
+    Column("candidate_nodes", JSON, nullable=False, default=list),
+    Column("owner", String(255), nullable=True),
+    Column("extra", JSON, nullable=False, default=dict),
+    *_stamps(),
 )

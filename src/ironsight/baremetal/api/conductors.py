@@ -1,0 +1,84 @@
+"""`/v1/conductors` (1.49): the live replicas of the bare-metal service, from their
+registrations (db `bm_conductors`): name, hardware types, conductor group, alive."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from starlette.routing import Route
+
+from ironsight.baremetal.api import views
+from ironsight.baremetal.api.base import Ctx, links, parse_bool, parse_limit
+from ironsight.baremetal.conductor.inventory import CONDUCTOR_SORT
+from ironsight.common.api.endpoint import endpoint
+from ironsight.common.clock import utcnow
+from ironsight.common.exceptions import Invalid, NotFound
+
+MINOR = 49
+FIELDS = ("hostname", "conductor_group", "alive", "drivers", "created_at", "updated_at")
+LIST_FIELDS = ("hostname", "conductor_group", "alive")
+
+
+def _doc(ctx: Ctx, row: dict[str, Any], fields: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    timeout = dt.timedelta(seconds=ctx.deps.conf.conductor.heartbeat_timeout)
+    values = {"hostname": row["name"], "conductor_group": row["conductor_group"] or "",
+              "alive": row["heartbeat_at"] >= utcnow() - timeout,
+              "drivers": sorted(row["drivers"] or []),
+              "created_at": views.iso(row["started_at"]),
+              "updated_at": views.iso(row["heartbeat_at"])}
+    doc = {f: values[f] for f in fields}
+    doc["links"] = links(ctx.base_url, f"conductors/{row['name']}")
+    return doc
+
+
+def _gate(ctx: Ctx) -> None:
+    if not ctx.at_least(MINOR):
+        raise NotFound("Resource could not be found.")
+
+
+async def _list(ctx: Ctx, detail: bool) -> Any:
+    _gate(ctx)
+    params = ctx.query({"fields", "limit", "marker", "sort_key", "sort_dir", "detail"})
+    if params.get("detail") is not None:
+        detail = parse_bool("detail", params["detail"])
+    fields = views.parse_fields(params.get("fields"), FIELDS)
+    if fields and detail:
+        raise Invalid("Can not specify ?detail=True and fields in the same request.")
+    key = params.get("sort_key", "id")
+    if key in ("alive", "drivers"):
+        raise Invalid(f"The sort_key value {key} is an invalid field for sorting")
+    if key not in CONDUCTOR_SORT:
+        raise Invalid(f"Invalid value for query parameter 'sort_key': {key!r}")
+    limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
+    rows = await ctx.deps.records.inventory.list_conductors(
+        sort_key=key, desc=params.get("sort_dir") == "desc", marker=params.get("marker"),
+        limit=limit)
+    shown = fields or (FIELDS if detail else LIST_FIELDS)
+    return 200, {"conductors": [_doc(ctx, r, shown) for r in rows]}
+
+
+@endpoint
+async def list_conductors(ctx: Ctx) -> Any:
+    return await _list(ctx, detail=False)
+
+
+@endpoint
+async def list_conductors_detail(ctx: Ctx) -> Any:
+    return await _list(ctx, detail=True)
+
+
+@endpoint
+async def show_conductor(ctx: Ctx) -> Any:
+    _gate(ctx)
+    params = ctx.query({"fields"})
+    fields = views.parse_fields(params.get("fields"), FIELDS)
+    name = ctx.param("hostname")
+    row = await ctx.deps.records.inventory.get_conductor(name)
+    return 200, _doc(ctx, dict(row), fields or FIELDS)
+
+
+routes = [Route("/v1/conductors", list_conductors, methods=["GET"]),
+          Route("/v1/conductors/detail", list_conductors_detail, methods=["GET"]),
+          Route("/v1/conductors/{hostname}", show_conductor, methods=["GET"])]
+
