@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 
-from ironsight.baremetal.api import nodes, ports, ramdisk, root
+from ironsight.baremetal.api import node_extras, nodes, ports, ramdisk, root
 from ironsight.baremetal.api.base import VERSIONS, BaremetalDeps
 from ironsight.common.api.app import ApiSpec
 from ironsight.common.api.app import create_app as build_app
@@ -35,7 +35,10 @@ def _spec(deps: BaremetalDeps, metrics: Metrics | None, *, open_only: bool) -> A
 
 def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette:
     return build_app(_spec(deps, metrics, open_only=False), deps,
-                     [*root.routes, *nodes.routes, *ports.routes, *ramdisk.routes])
+                     [*root.routes, *nodes.routes, *node_extras.routes, *ports.routes,
+                      *ramdisk.routes,
+                      # last: what no other route took under a node (never a bare 404)
+                      *node_extras.fallback_routes])
 
 
 def create_ramdisk_app(deps: BaremetalDeps) -> Starlette:

@@ -12,9 +12,11 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
+    false,
 )
 
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
@@ -52,9 +54,41 @@ nodes = Table(
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=True),
     *(Column(name, String(255), nullable=True) for name in INTERFACE_FIELDS),
+    # Ironic's other node fields (migration 0004): stored, validated and shown per version.
+    Column("resource_class", String(80), nullable=True),
+    Column("owner", String(255), nullable=True),
+    Column("lessee", String(255), nullable=True),
+    Column("description", Text, nullable=True),
+    Column("protected", Boolean, nullable=False, default=False, server_default=false()),
+    Column("protected_reason", Text, nullable=True),
+    Column("retired", Boolean, nullable=False, default=False, server_default=false()),
+    Column("retired_reason", Text, nullable=True),
+    Column("conductor_group", String(255), nullable=False, default="", server_default=""),
+    Column("shard", String(255), nullable=True),
+    Column("parent_node", String(36), nullable=True),
+    Column("automated_clean", Boolean, nullable=True),
+    Column("instance_name", String(255), nullable=True),
+    Column("network_data", JSON, nullable=True),
+    Column("disable_power_off", Boolean, nullable=False, default=False,
+           server_default=false()),
+    # the step running now (always empty: the fake steps end at once)
+    Column("deploy_step", JSON, nullable=True),
+    Column("clean_step", JSON, nullable=True),
+    Column("service_step", JSON, nullable=True),
+    Index("bm_nodes_resource_class_idx", "resource_class"),
+    Index("bm_nodes_instance_uuid_idx", "instance_uuid"),
     Index("bm_nodes_provision_state_idx", "provision_state", "provision_updated_at"),
     Index("bm_nodes_reservation_idx", "reservation"),
     Index("bm_nodes_power_sync_idx", "driver", "power_synced_at"),
+)
+
+# A node's traits (Ironic's node traits, 1.37): what allocations match on.
+node_traits = Table(
+    "bm_node_traits", metadata,
+    Column("node_id", Integer, ForeignKey("bm_nodes.id", ondelete="CASCADE"), nullable=False),
+    Column("trait", String(255), nullable=False),
+    Column("created_at", DateTime, nullable=True),
+    PrimaryKeyConstraint("node_id", "trait"),
 )
 
 ports = Table(
