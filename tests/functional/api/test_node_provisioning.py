@@ -7,7 +7,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from tests.functional.api.helpers import create_node, fault, manage, wait_for
 
 pytestmark = pytest.mark.functional

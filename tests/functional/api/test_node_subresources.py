@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-
 from tests.functional.api.helpers import create_node, fault
 
 pytestmark = pytest.mark.functional
