@@ -135,7 +135,8 @@ class DatabaseSection:
 @dataclass(frozen=True)
 class ConductorSection:
     enabled_hardware_types: list[str] = opt(
-        ["fake", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"], "Hardware types to load.")
+        ["fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"],
+        "Hardware types to load (`fake` is an alias of `fake-hardware`).")
     workers_pool_size: int = opt(
         300, "Long actions (power, verification, inspection start) run at once at most; "
         "beyond that the API answers 503.", minimum=1)

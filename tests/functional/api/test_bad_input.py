@@ -134,7 +134,7 @@ async def test_patch_to_duplicate_name_is_409_and_releases_lock(api: httpx.Async
 
 async def test_unknown_provision_target_names_the_field(api: httpx.AsyncClient) -> None:
     node = await create_node(api)
-    resp = await api.put(f"/v1/nodes/{node['uuid']}/states/provision", json={"target": "deploy"})
+    resp = await api.put(f"/v1/nodes/{node['uuid']}/states/provision", json={"target": "explode"})
     assert resp.status_code == 400
     assert "target" in fault(resp)
 

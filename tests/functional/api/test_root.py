@@ -49,7 +49,7 @@ async def test_unknown_path_is_404_in_ironic_envelope(api: httpx.AsyncClient) ->
 
 async def test_drivers_lists_enabled_hardware_types(api: httpx.AsyncClient) -> None:
     names = {d["name"] for d in (await api.get("/v1/drivers")).json()["drivers"]}
-    assert {"fake", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"} <= names
+    assert {"fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"} <= names
 
 
 async def test_driver_properties_describe_driver_info(api: httpx.AsyncClient) -> None:

@@ -225,4 +225,4 @@ def test_delete_port(baremetal: Proxy, node: Node, port: Any) -> None:
 
 def test_drivers_lists_the_hardware_types(baremetal: Proxy) -> None:
     names = {d.name for d in baremetal.drivers()}
-    assert names == {"fake", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"}
+    assert names == {"fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"}

@@ -9,6 +9,7 @@ from ironsight.baremetal.api import (
     chassis,
     conductors,
     deploy_templates,
+    node_extras,
     nodes,
     portgroups,
     ports,
@@ -46,9 +47,11 @@ def _spec(deps: BaremetalDeps, metrics: Metrics | None, *, open_only: bool) -> A
 
 def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette:
     return build_app(_spec(deps, metrics, open_only=False), deps,
-                     [*root.routes, *nodes.routes, *ports.routes, *ramdisk.routes,
-                      *chassis.routes, *portgroups.routes, *conductors.routes,
-                      *deploy_templates.routes, *runbooks.routes, *volume.routes])
+                     [*root.routes, *nodes.routes, *node_extras.routes, *ports.routes,
+                      *ramdisk.routes, *chassis.routes, *portgroups.routes, *conductors.routes,
+                      *deploy_templates.routes, *runbooks.routes, *volume.routes,
+                      # last: what no other route took under a node (never a bare 404)
+                      *node_extras.fallback_routes])
 
 
 def create_ramdisk_app(deps: BaremetalDeps) -> Starlette:

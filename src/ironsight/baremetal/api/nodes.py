@@ -12,18 +12,30 @@ from ironsight.baremetal.api.base import Ctx, links, parse_bool, parse_limit, pa
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
-from ironsight.common.exceptions import Invalid, InvalidParameterValue, NotAcceptable
+from ironsight.common.exceptions import (
+    Conflict,
+    Invalid,
+    InvalidParameterValue,
+    NotAcceptable,
+)
 
-_LIST_PARAMS = {"fields", "limit", "marker", "sort_key", "sort_dir", "driver",
-                "provision_state", "maintenance", "associated", "instance_uuid", "detail",
-                "reserved"}
+_EQUAL_FILTERS = ("driver", "provision_state", "instance_uuid", "instance_name",
+                  "resource_class", "conductor_group", "owner", "lessee", "shard",
+                  "parent_node")
+_BOOL_FILTERS = ("maintenance", "associated", "reserved", "retired")
+_LIST_PARAMS = {"fields", "limit", "marker", "sort_key", "sort_dir", "detail",
+                "include_children", *_EQUAL_FILTERS, *_BOOL_FILTERS}
 _SORT_KEYS = {"id", "uuid", "name", "driver", "provision_state", "power_state", "created_at",
               "updated_at", "provision_updated_at", "maintenance", "instance_uuid"}
 _DICT_FIELDS = ("driver_info", "properties", "extra", "instance_info")
-_PATCHABLE = {"name", "driver", *_DICT_FIELDS, "instance_uuid", *INTERFACE_FIELDS}
-
-# Provision verbs and the microversion that introduced each.
-_VERB_VERSIONS = {"manage": 4, "provide": 4, "inspect": 6, "abort": 13}
+_PATCHABLE = {"name", "driver", *_DICT_FIELDS, "instance_uuid", "instance_name",
+              "resource_class", "owner", "lessee", "description", "retired", "retired_reason",
+              "protected", "protected_reason", "automated_clean", "conductor_group", "shard",
+              "parent_node", "network_data", "disable_power_off", "maintenance",
+              "maintenance_reason", *INTERFACE_FIELDS}
+# What a field removed by a JSON patch becomes.
+_REMOVED = {**{k: {} for k in _DICT_FIELDS}, "retired": False, "protected": False,
+            "maintenance": False, "disable_power_off": False, "conductor_group": ""}
 
 
 def _node_doc(ctx: Ctx, row: dict[str, Any], fields: tuple[str, ...] | list[str]) -> dict[str, Any]:
@@ -39,6 +51,23 @@ def _full_doc(ctx: Ctx, row: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+async def _with_traits(ctx: Ctx, rows: list[dict[str, Any]],
+                       shown: tuple[str, ...] | list[str]) -> None:
+    """Fill each row's `traits` when the documents show them."""
+    if "traits" in shown and ctx.at_least(37) and rows:
+        found = await ctx.deps.records.traits_of(r["id"] for r in rows)
+        for r in rows:
+            r["traits"] = found.get(r["id"], [])
+
+
+def _check_version(ctx: Ctx, fields: Any) -> None:
+    """Ironic refuses (406) a field set in a request older than the field."""
+    for field in fields:
+        if views.FIELD_VERSIONS.get(field, 1) > ctx.version[1]:
+            raise NotAcceptable(f"Request not acceptable: the field {field} needs API "
+                                f"version 1.{views.FIELD_VERSIONS[field]} or newer.")
+
+
 async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
     params = ctx.query(_LIST_PARAMS)
     if params.get("detail") is not None and parse_bool("detail", params["detail"]):
@@ -47,19 +76,22 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
     if fields is not None and detail:
         raise Invalid("Can not specify ?detail=True and fields in the same request.")
     shown = tuple(fields) if fields else (views.NODE_FIELDS if detail else views.NODE_LIST_FIELDS)
-    columns = views.node_columns_for(shown) | {"driver", "reservation"}
+    columns = views.node_columns_for(shown) | {"driver", "reservation", "id"}
     limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
     sort_key, sort_dir = parse_sort(params, _SORT_KEYS)
     filters: dict[str, Any] = {}
-    for key in ("driver", "provision_state", "instance_uuid"):
+    for key in _EQUAL_FILTERS:
         if key in params:
             filters[key] = params[key]
-    for key in ("maintenance", "associated", "reserved"):
+    if "conductor_group" in filters:
+        filters["conductor_group"] = filters["conductor_group"].lower()
+    for key in _BOOL_FILTERS:
         if key in params:
             filters[key] = parse_bool(key, params[key])
     rows = await ctx.deps.records.list_nodes(columns=columns, filters=filters, limit=limit,
                                              marker=params.get("marker"), sort_key=sort_key,
                                              sort_dir=sort_dir)
+    await _with_traits(ctx, rows, shown)
     body: dict[str, Any] = {"nodes": [_node_doc(ctx, r, shown) for r in rows]}
     if rows and len(rows) == limit:
         path = "v1/nodes/detail" if detail and "detail" not in params else "v1/nodes"
@@ -83,9 +115,15 @@ async def create_node(ctx: Ctx) -> Any:
     body = await ctx.body()
     if not isinstance(body, dict):
         raise Invalid("Request body must be a JSON object describing the node.")
+    _check_version(ctx, [k for k, v in body.items() if v not in (None, "")])
     data = schemas.NodeCreate.model_validate(body)
     initial = states.ENROLL if ctx.at_least(11) else states.AVAILABLE
-    row = await ctx.deps.records.create_node(data.model_dump(exclude_none=True), initial)
+    values = data.model_dump(exclude_none=True)
+    if data.retired and initial == states.AVAILABLE:
+        raise Conflict("Node can not have 'retired' set in provision state 'available'")
+    _sync_instance_name(values, None)
+    row = await ctx.deps.records.create_node(values, initial)
+    row["traits"] = []
     doc = _full_doc(ctx, row)
     return 201, doc, {"Location": f"{ctx.base_url}/v1/nodes/{row['uuid']}"}
 
@@ -95,6 +133,7 @@ async def show_node(ctx: Ctx) -> Any:
     params = ctx.query({"fields"})
     fields = views.parse_fields(params.get("fields"), views.NODE_FIELDS)
     row = await ctx.deps.records.get_node(ctx.param("node"))
+    await _with_traits(ctx, [row], fields or views.NODE_FIELDS)
     if fields:
         return 200, _node_doc(ctx, row, fields)
     return 200, _full_doc(ctx, row)
@@ -103,15 +142,54 @@ async def show_node(ctx: Ctx) -> Any:
 @endpoint
 async def patch_node(ctx: Ctx) -> Any:
     ops = await ctx.body()
+    if isinstance(ops, list):
+        _check_version(ctx, {str(op.get("path", "")).strip("/").split("/")[0]
+                             for op in ops if isinstance(op, dict)})
 
     def change(row: dict[str, Any]) -> dict[str, Any]:
         patched = schemas.apply_patch({k: row[k] for k in _PATCHABLE}, ops, _PATCHABLE)
-        for key in _DICT_FIELDS:
+        for key, empty in _REMOVED.items():
             if patched.get(key) is None:
-                patched[key] = {}
-        return schemas.NodeFields.model_validate(patched).model_dump()
+                patched[key] = empty
+        new = schemas.NodePatched.model_validate(patched).model_dump()
+        _check_flags(row, new)
+        _sync_instance_name(new, row)
+        return new
 
-    return 200, _full_doc(ctx, await ctx.deps.records.update_node(ctx.param("node"), change))
+    row = await ctx.deps.records.update_node(ctx.param("node"), change)
+    await _with_traits(ctx, [row], views.NODE_FIELDS)
+    return 200, _full_doc(ctx, row)
+
+
+def _check_flags(row: dict[str, Any], new: dict[str, Any]) -> None:
+    """Ironic's rules for the retired, protected and maintenance flags and their reasons."""
+    state = row["provision_state"]
+    for flag, allowed in (("retired", None), ("protected", (states.ACTIVE, states.RESCUE))):
+        reason = f"{flag}_reason"
+        if not new[flag]:
+            if new[reason] and new[reason] != row[reason]:
+                raise InvalidParameterValue(
+                    f"The {reason} field can only be set when {flag} is True")
+            new[reason] = None
+        elif not row[flag]:
+            if flag == "retired" and state == states.AVAILABLE:
+                raise Conflict(f"Node {row['uuid']} can not have 'retired' set in provision "
+                               f"state 'available', the current state is '{state}'")
+            if allowed and state not in allowed:
+                raise Conflict(f"Node {row['uuid']} can only be made protected in provision "
+                               f"states 'active' or 'rescue', the current state is "
+                               f"'{state}'")
+    if not new["maintenance"]:
+        new["maintenance_reason"] = None
+
+
+def _sync_instance_name(new: dict[str, Any], row: dict[str, Any] | None) -> None:
+    """As Ironic: a node without an instance_name takes instance_info's display_name when
+    instance_info changes."""
+    info = new.get("instance_info") or {}
+    changed = row is None or info != row["instance_info"]
+    if changed and not new.get("instance_name") and info.get("display_name"):
+        new["instance_name"] = str(info["display_name"])[:255]
 
 
 @endpoint
@@ -153,17 +231,32 @@ async def set_provision_state(ctx: Ctx) -> Any:
     raw = await ctx.body()
     if isinstance(raw, dict):
         target = raw.get("target")
-        if not isinstance(target, str) or target not in _VERB_VERSIONS:
+        if not isinstance(target, str) or target not in states.TARGET_EVENTS:
             shown = repr(target) if isinstance(target, str | int | float | None) else \
                 f"a JSON {'object' if isinstance(target, dict) else 'array'}"
             raise InvalidParameterValue(
                 f"target: {shown} is not a provision action supported by ironsight "
-                f"(one of: {', '.join(_VERB_VERSIONS)})")
+                f"(one of: {', '.join(states.TARGET_EVENTS)})")
     body = schemas.ProvisionTarget.model_validate(raw)
-    if not ctx.at_least(_VERB_VERSIONS[body.target]):
+    if not ctx.at_least(states.TARGET_VERSIONS[body.target]):
         raise NotAcceptable("Request not acceptable.")
-    await ctx.deps.conductor.do_provision_action(ctx.param("node"), body.target)
+    _check_provision_options(body)
+    await ctx.deps.conductor.do_provision_action(ctx.param("node"),
+                                                 states.TARGET_EVENTS[body.target])
     return 202, None, _states_location(ctx)
+
+
+def _check_provision_options(body: schemas.ProvisionTarget) -> None:
+    """The arguments Ironic requires of some targets, with its texts."""
+    if body.target == "rescue" and not (body.rescue_password or "").strip():
+        raise Invalid('A non-empty "rescue_password" is required when setting target '
+                      'provision state to rescue')
+    if body.target == "clean" and not body.clean_steps and not body.runbook:
+        raise Invalid('"clean_steps" is required when setting target provision state to '
+                      'clean')
+    if body.target == "service" and not body.service_steps and not body.runbook:
+        raise Invalid('"service_steps" is required when setting target provision state '
+                      'to service')
 
 
 # --- management, maintenance, validate, history ---------------------------------------------

@@ -53,7 +53,7 @@ def _driver_doc(ctx: Ctx, name: str, detail: bool) -> dict[str, Any]:
         drv = drivers[name]
         for iface, value in drv.interface_names().items():
             doc[f"default_{iface}_interface"] = value
-            doc[f"enabled_{iface}_interfaces"] = [value]
+            doc[f"enabled_{iface}_interfaces"] = list(drv.accepted(iface))
     return doc
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
@@ -47,8 +47,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=False)
 
 
+_GROUP_RE = re.compile(r"^[A-Za-z0-9_\-.:]*$")
+Text255 = Annotated[str, Field(max_length=255)]
+
+
 class NodeFields(_Strict):
-    """Fields an operator may set on a node, at creation or through PATCH."""
+    """Fields an operator may set on a node, at creation or through PATCH (the microversion
+    each needs: views.FIELD_VERSIONS)."""
 
     name: str | None = Field(default=None)
     driver: str = Field(min_length=1, max_length=255)
@@ -57,14 +62,48 @@ class NodeFields(_Strict):
     extra: JsonDict = Field(default_factory=dict)
     instance_info: JsonDict = Field(default_factory=dict)
     instance_uuid: str | None = None
+    instance_name: str | None = Field(default=None, min_length=1, max_length=255)
+    resource_class: str | None = Field(default=None, max_length=80)
+    owner: Text255 | None = None
+    lessee: Text255 | None = None
+    description: str | None = Field(default=None, max_length=4096)
+    retired: IronicBool = False
+    retired_reason: str | None = None
+    automated_clean: IronicBool | None = None
+    conductor_group: str = Field(default="", max_length=255)
+    shard: Text255 | None = None
+    parent_node: str | None = Field(default=None, max_length=36)
+    network_data: JsonDict | None = None
+    disable_power_off: IronicBool = False
     boot_interface: str | None = None
     deploy_interface: str | None = None
     inspect_interface: str | None = None
     management_interface: str | None = None
     power_interface: str | None = None
+    bios_interface: str | None = None
+    console_interface: str | None = None
+    firmware_interface: str | None = None
+    network_interface: str | None = None
+    raid_interface: str | None = None
+    rescue_interface: str | None = None
+    storage_interface: str | None = None
+    vendor_interface: str | None = None
 
     _name = field_validator("name")(classmethod(lambda cls, v: _check_name(v)))
     _iuuid = field_validator("instance_uuid")(classmethod(lambda cls, v: _check_uuid(v)))
+
+    @field_validator("conductor_group", mode="before")
+    @classmethod
+    def _group(cls, v: Any) -> Any:
+        """Ironic's rule: letters, digits and _-.: only, stored lower case; None is ''."""
+        if v is None:
+            return ""
+        if isinstance(v, str):
+            if not _GROUP_RE.match(v):
+                raise ValueError(f"Invalid conductor_group {v!r}: use letters, digits and "
+                                 "_-.: only")
+            return v.lower()
+        return v
 
     @field_validator("properties")
     @classmethod
@@ -77,6 +116,15 @@ class NodeFields(_Strict):
     def _driver_info(cls, v: JsonDict) -> JsonDict:
         fields.check_driver_info(v)
         return v
+
+
+class NodePatched(NodeFields):
+    """A node's fields after a JSON patch: also those only PATCH may set."""
+
+    protected: IronicBool = False
+    protected_reason: str | None = None
+    maintenance: IronicBool = False
+    maintenance_reason: str | None = None
 
 
 class NodeCreate(NodeFields):
@@ -128,7 +176,14 @@ class PowerTarget(_Strict):
 
 
 class ProvisionTarget(_Strict):
-    target: Literal["manage", "provide", "inspect", "abort"]
+    target: str
+    configdrive: str | JsonDict | None = None
+    clean_steps: list[JsonDict] | None = None
+    service_steps: list[JsonDict] | None = None
+    deploy_steps: list[JsonDict] | None = None
+    rescue_password: str | None = Field(default=None, repr=False)
+    runbook: str | None = None
+    disable_ramdisk: IronicBool | None = None
 
 
 class BootDevice(_Strict):

@@ -26,44 +26,60 @@ def iso(value: dt.datetime | None) -> str | None:
     return value.replace(tzinfo=dt.UTC).isoformat()
 
 
-# Interface names Ironic reports that ironsight does not implement (constant per node).
-_FIXED_INTERFACES = {
-    "bios_interface": "no-bios", "console_interface": "no-console",
-    "firmware_interface": "no-firmware", "network_interface": "noop",
-    "raid_interface": "no-raid", "rescue_interface": "no-rescue",
-    "storage_interface": "noop", "vendor_interface": "no-vendor",
-}
-
 # Every field of a node document; the keys of `fields=` are checked against this.
 NODE_FIELDS = (
     "uuid", "name", "driver", "driver_info", "driver_internal_info", "properties", "extra",
-    "instance_info", "instance_uuid", "provision_state", "target_provision_state",
-    "provision_updated_at", "power_state", "target_power_state", "maintenance",
-    "maintenance_reason", "fault", "last_error", "reservation", "inspection_started_at",
-    "inspection_finished_at", "created_at", "updated_at", "console_enabled", "chassis_uuid",
-    "clean_step", "deploy_step", "conductor_group", "conductor", "resource_class", "owner",
-    "lessee", "protected", "protected_reason", "retired", "retired_reason", "automated_clean",
-    "description", "allocation_uuid", "network_data", "boot_mode", "secure_boot", "traits",
-    "parent_node", "disable_power_off", *INTERFACE_FIELDS, *_FIXED_INTERFACES,
+    "instance_info", "instance_uuid", "instance_name", "provision_state",
+    "target_provision_state", "provision_updated_at", "power_state", "target_power_state",
+    "maintenance", "maintenance_reason", "fault", "last_error", "reservation",
+    "inspection_started_at", "inspection_finished_at", "created_at", "updated_at",
+    "console_enabled", "chassis_uuid", "clean_step", "deploy_step", "service_step",
+    "raid_config", "target_raid_config", "conductor_group", "conductor", "resource_class",
+    "owner", "lessee", "protected", "protected_reason", "retired", "retired_reason",
+    "automated_clean", "description", "allocation_uuid", "network_data", "boot_mode",
+    "secure_boot", "traits", "shard", "parent_node", "disable_power_off", "health",
+    *INTERFACE_FIELDS,
 )
 NODE_LIST_FIELDS = ("uuid", "name", "instance_uuid", "power_state", "provision_state",
                     "maintenance")
+# The microversion that introduced each field (Ironic 39's table): an older request does
+# not see it, and may not set it.
+FIELD_VERSIONS: dict[str, int] = {
+    "driver_internal_info": 3, "name": 5, "inspection_finished_at": 6,
+    "inspection_started_at": 6, "clean_step": 7, "raid_config": 12, "target_raid_config": 12,
+    "network_interface": 20, "resource_class": 21, "storage_interface": 33, "traits": 37,
+    "rescue_interface": 38, "bios_interface": 40, "fault": 42, "deploy_step": 44,
+    "conductor_group": 46, "automated_clean": 47, "protected": 48, "protected_reason": 48,
+    "conductor": 49, "owner": 50, "description": 51, "allocation_uuid": 52, "retired": 61,
+    "retired_reason": 61, "lessee": 65, "network_data": 66, "boot_mode": 75,
+    "secure_boot": 75, "shard": 82, "parent_node": 83, "firmware_interface": 86,
+    "service_step": 87, "disable_power_off": 95, "instance_name": 104, "health": 109,
+    **{f: 31 for f in ("boot_interface", "console_interface", "deploy_interface",
+                       "inspect_interface", "management_interface", "power_interface",
+                       "raid_interface", "vendor_interface")},
+}
 _DATES = ("provision_updated_at", "inspection_started_at", "inspection_finished_at",
           "created_at", "updated_at")
+# Fields ironsight has no use for: always the value Ironic shows when unused.
 _CONSTANT: dict[str, Any] = {
-    "fault": None, "console_enabled": False, "chassis_uuid": None, "clean_step": {},
-    "deploy_step": {}, "conductor_group": "", "resource_class": None, "owner": None,
-    "lessee": None, "protected": False, "protected_reason": None, "retired": False,
-    "retired_reason": None, "automated_clean": None, "description": None,
-    "allocation_uuid": None, "network_data": {}, "boot_mode": None, "secure_boot": None,
-    "traits": [], "parent_node": None, "disable_power_off": False, **_FIXED_INTERFACES,
+    "fault": None, "console_enabled": False, "chassis_uuid": None, "raid_config": {},
+    "target_raid_config": {}, "allocation_uuid": None, "boot_mode": None,
+    "secure_boot": None, "health": None,
 }
+# Stored as NULL when empty, shown as an empty object.
+_EMPTY_OBJECT = ("network_data", "clean_step", "deploy_step", "service_step")
 
 # Columns each document field needs (fields not listed map to the column of the same name).
 NODE_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {
     **{k: () for k in _CONSTANT},
     "conductor": ("reservation",),
+    "traits": (),
 }
+
+
+def visible_fields(fields: Iterable[str], version: tuple[int, int]) -> tuple[str, ...]:
+    """The fields a request at `version` may see."""
+    return tuple(f for f in fields if FIELD_VERSIONS.get(f, 1) <= version[1])
 
 
 def node_columns_for(fields: Iterable[str]) -> set[str]:
@@ -77,9 +93,15 @@ def node_doc(row: Mapping[str, Any], base: str, fields: Iterable[str],
              secret_keys: frozenset[str], version: tuple[int, int],
              conductor_host: str | None = None) -> dict[str, Any]:
     doc: dict[str, Any] = {}
-    for f in fields:
+    for f in visible_fields(fields, version):
         if f in _CONSTANT:
             doc[f] = _CONSTANT[f]
+        elif f in _EMPTY_OBJECT:
+            doc[f] = row[f] or {}
+        elif f == "traits":
+            doc[f] = list(row.get("traits") or [])
+        elif f == "conductor_group":
+            doc[f] = row[f] or ""
         elif f == "driver_info":
             doc[f] = mask(row["driver_info"], secret_keys)
         elif f == "driver_internal_info":
@@ -106,7 +128,10 @@ def add_subresource_links(doc: dict[str, Any], base: str) -> None:
 
 
 def shown_state(state: str, version: tuple[int, int]) -> str:
-    """Before API 1.39 Ironic showed `inspect wait` as `inspecting`."""
+    """Before API 1.39 Ironic showed `inspect wait` as `inspecting`; before 1.2,
+    `available` as no state at all."""
+    if state == states.AVAILABLE and version < (1, 2):
+        return None  # type: ignore[return-value]
     if state == states.INSPECTWAIT and version < (1, 39):
         return states.INSPECTING
     return state

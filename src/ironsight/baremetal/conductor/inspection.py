@@ -352,7 +352,7 @@ class Inspection:
         for name, driver in self.drivers.items():
             iface = driver.inspect
             if iface is not None and iface.poll_period > 0:
-                groups[type(iface)].append(name)
+                groups[type(iface)].extend(self.drivers.names_of(name))
                 first.setdefault(type(iface), iface)
         return [(f"{iface.name}-status", iface.poll_period,
                  self._poller(iface, groups[cls])) for cls, iface in first.items()]

@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from ironsight.baremetal import states
+from ironsight.baremetal.conductor import provisioning
 from ironsight.baremetal.conductor.inspection import Inspection
 from ironsight.baremetal.conductor.records import Records
 from ironsight.baremetal.conductor.task import NodeTask, TaskManager
@@ -66,6 +67,7 @@ class Conductor:
     # --- provisioning ---------------------------------------------------------------------
 
     async def do_provision_action(self, ident: str, verb: str) -> None:
+        """Run provision event `verb` (states.TARGET_EVENTS: the API's target, as an event)."""
         async with self.tasks.locked(ident) as task:
             node = task.node
             state = node["provision_state"]
@@ -73,7 +75,12 @@ class Conductor:
                 raise InvalidStateRequested(
                     f'The requested action "{verb}" can not be performed on node '
                     f'"{node["uuid"]}" while it is in state "{state}".')
-            if verb == "manage" and state == states.ENROLL:
+            if verb in states.INSTANT_EVENTS:
+                driver = self.drivers.for_node(node)
+                provisioning.check_supported(driver, node, verb)
+                await provisioning.run(task, driver, verb,
+                                       self.conf.conductor.power_state_change_timeout)
+            elif verb == "manage" and state == states.ENROLL:
                 self.workers.check_free()
                 self.drivers.for_node(node)
                 await task.transition("manage", target=states.MANAGEABLE)
@@ -100,6 +107,9 @@ class Conductor:
 
     async def _abort(self, task: NodeTask) -> None:
         node = task.node
+        if node["provision_state"] == states.SERVICEFAIL:
+            await task.transition("abort", release=True)
+            return
         if node["provision_state"] != states.INSPECTWAIT:
             raise InvalidStateRequested(
                 f'The requested action "abort" can not be performed on node '

@@ -202,8 +202,8 @@ class PeriodicTasks:
     async def sync_power_states(self) -> int:
         """Read the power state of the nodes synced longest ago (a bounded batch per pass) and
         record changes made outside ironsight. Drivers without a real BMC are skipped."""
-        syncable = [name for name, drv in self.c.drivers.items()
-                    if drv.power.syncable]
+        syncable = [alias for name, drv in self.c.drivers.items() if drv.power.syncable
+                    for alias in self.c.drivers.names_of(name)]
         if not syncable:
             return 0
         conf = self.c.conf.conductor

@@ -17,6 +17,7 @@ from ironsight.baremetal import states
 from ironsight.baremetal.conductor.inventory import Inventory
 from ironsight.baremetal.conductor.task import TaskManager
 from ironsight.baremetal.db import api as dbapi
+from ironsight.baremetal.db import traits as dbtraits
 from ironsight.baremetal.db.models import nodes
 from ironsight.baremetal.drivers.loader import DriverSet
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
@@ -41,8 +42,11 @@ WRITE_ATTEMPTS = 10
 LOCK_ATTEMPTS = 3
 LOCK_INTERVAL = 0.2
 
-# States in which a node may be deleted (no action of ours is under way).
-DELETABLE = (states.ENROLL, states.MANAGEABLE, states.AVAILABLE, states.INSPECTFAIL)
+# States in which a node may be deleted (no action of ours is under way, nothing deployed).
+DELETABLE = (states.ENROLL, states.MANAGEABLE, states.AVAILABLE, states.INSPECTFAIL,
+             states.CLEANFAIL, states.ADOPTFAIL)
+# Ironic's limit of traits per node.
+MAX_TRAITS = 50
 
 
 class Records:
@@ -164,6 +168,45 @@ class Records:
                 await dbapi.delete_node(conn, task.node["id"])
             task.released = True  # the row (and its reservation) are gone
 
+    # --- traits, and what a node keeps in driver_internal_info (VIFs, virtual media) ---------
+
+    async def traits_of(self, node_ids: Iterable[int]) -> dict[int, list[str]]:
+        async with self.db.read() as conn:
+            return await dbtraits.traits_of(conn, node_ids)
+
+    async def change_traits(self, ident: str,
+                            change: Callable[[list[str]], list[str]]) -> list[str]:
+        """Replace the node's traits with `change(current)`, under its lock."""
+        async with self.tasks.locked(ident) as task:
+            node_id = int(task.node["id"])
+            async with self.db.begin() as conn:
+                await task.fence(conn)
+                current = (await dbtraits.traits_of(conn, [node_id])).get(node_id, [])
+                new = sorted(set(change(current)))
+                if len(new) > MAX_TRAITS:
+                    raise InvalidParameterValue(
+                        f"Could not modify traits for node {task.uuid} as it would exceed "
+                        f"the maximum number of traits per node ({len(new)} vs. "
+                        f"{MAX_TRAITS})")
+                if new != current:
+                    await dbtraits.replace_traits(conn, node_id, new)
+                    await dbapi.add_history(conn, node_id,
+                                            "Traits set: " + (", ".join(new) or "none"),
+                                            event_type="update", conductor=self.tasks.owner)
+            return new
+
+    async def change_internal(self, ident: str, key: str,
+                              change: Callable[[Row, Any], Any], event: str) -> None:
+        """Set driver_internal_info[`key`] to `change(node, current value)`, under the lock
+        (a change may refuse by raising)."""
+        async with self.tasks.locked(ident) as task:
+            internal = dict(task.node["driver_internal_info"] or {})
+            internal[key] = change(task.node, internal.get(key))
+            if internal[key] in (None, [], {}):
+                del internal[key]
+            await task.save(event, event_type="update", release=True,
+                            driver_internal_info=internal)
+
     async def set_maintenance(self, ident: str, on: bool, reason: str | None) -> None:
         async with self.tasks.locked(ident) as task:
             text = f"Maintenance {'set' if on else 'unset'}" + (f": {reason}" if reason else "")
@@ -196,11 +239,11 @@ class Records:
         for key, value in values.items():
             if key.endswith("_interface") and value is not None:
                 iface = key.removesuffix("_interface")
-                expected = names.get(iface)
-                if value != expected:
+                accepted = driver.accepted(iface)
+                if value not in accepted:
                     raise InvalidParameterValue(
-                        f"{key}: interface {value!r} is not enabled for hardware type {name} "
-                        f"(enabled: {expected})")
+                        f"{key}: {iface} interface implementation '{value}' is not supported "
+                        f"by hardware type {name} (supported: {', '.join(accepted)}).")
         for iface, value in names.items():
             key = f"{iface}_interface"
             if key in INTERFACE_FIELDS and not values.get(key):

@@ -52,8 +52,17 @@ def _duplicate(exc: IntegrityError, what: str, values: Row) -> Conflict:
 _INSERT_NODE = insert(nodes)
 _INSERT_PORT = insert(ports)
 _INSERT_HISTORY = insert(history)
-_NODE_DEFAULTS: Row = {c.name: None for c in nodes.c if c.name != "id"}
-_PORT_DEFAULTS: Row = {c.name: None for c in ports.c if c.name != "id"}
+
+
+def _defaults(table: Any) -> Row:
+    """Every column's value when not given: its scalar default, else NULL (all columns are
+    always given, so that one prepared statement serves every insert)."""
+    return {c.name: (c.default.arg if c.default is not None and c.default.is_scalar else None)
+            for c in table.c if c.name != "id"}
+
+
+_NODE_DEFAULTS: Row = _defaults(nodes)
+_PORT_DEFAULTS: Row = _defaults(ports)
 
 
 def _full_row(defaults: Row, values: Row) -> Row:
@@ -130,7 +139,7 @@ _GET = {key: select(nodes).where(nodes.c[key] == bindparam("ident")) for key in 
 # when the same conductor holds the node again (a paused conductor that came back).
 _RESERVE = {key: update(nodes).where(nodes.c[key] == bindparam("ident"),
                                      nodes.c.reservation.is_(None))
-            .values(reservation=bindparam("owner"), lock_epoch=nodes.c.lock_epoch + 1)
+            .values(reservation=bindparam("_lock_owner"), lock_epoch=nodes.c.lock_epoch + 1)
             .returning(*nodes.c)
             for key in ("uuid", "name")}
 _HELD = (nodes.c.reservation == bindparam("_owner"), nodes.c.lock_epoch == bindparam("_epoch"))
@@ -278,7 +287,7 @@ async def delete_node(conn: Conn, node_id: int) -> None:
 async def reserve_node(conn: Conn, ident: str, owner: str) -> Row | None:
     """Take the lock atomically; None when someone else holds it (or the node is gone)."""
     key, value = _by_ident(ident)
-    result = await conn.execute(_RESERVE[key], {"ident": value, "owner": owner})
+    result = await conn.execute(_RESERVE[key], {"ident": value, "_lock_owner": owner})
     row = result.mappings().first()
     return dict(row) if row is not None else None
 

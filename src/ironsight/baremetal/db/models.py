@@ -14,10 +14,12 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
@@ -55,8 +57,29 @@ nodes = Table(
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=True),
     *(Column(name, String(255), nullable=True) for name in INTERFACE_FIELDS),
-    # PLACEHOLDER (i12d) for i12c's 0004_node_fields: replaced by theirs at merge.
+    # Ironic's other node fields (migration 0004): stored, validated and shown per version.
     Column("resource_class", String(80), nullable=True),
+    Column("owner", String(255), nullable=True),
+    Column("lessee", String(255), nullable=True),
+    Column("description", Text, nullable=True),
+    Column("protected", Boolean, nullable=False, default=False, server_default=false()),
+    Column("protected_reason", Text, nullable=True),
+    Column("retired", Boolean, nullable=False, default=False, server_default=false()),
+    Column("retired_reason", Text, nullable=True),
+    Column("conductor_group", String(255), nullable=False, default="", server_default=""),
+    Column("shard", String(255), nullable=True),
+    Column("parent_node", String(36), nullable=True),
+    Column("automated_clean", Boolean, nullable=True),
+    Column("instance_name", String(255), nullable=True),
+    Column("network_data", JSON, nullable=True),
+    Column("disable_power_off", Boolean, nullable=False, default=False,
+           server_default=false()),
+    # the step running now (always empty: the fake steps end at once)
+    Column("deploy_step", JSON, nullable=True),
+    Column("clean_step", JSON, nullable=True),
+    Column("service_step", JSON, nullable=True),
+    Index("bm_nodes_resource_class_idx", "resource_class"),
+    Index("bm_nodes_instance_uuid_idx", "instance_uuid"),
     # 0005_inventory_resources: the node's chassis, and the allocation holding it (no foreign
     # keys, see the migration).
     Column("chassis_id", Integer, nullable=True),
@@ -64,6 +87,15 @@ nodes = Table(
     Index("bm_nodes_provision_state_idx", "provision_state", "provision_updated_at"),
     Index("bm_nodes_reservation_idx", "reservation"),
     Index("bm_nodes_power_sync_idx", "driver", "power_synced_at"),
+)
+
+# A node's traits (Ironic's node traits, 1.37): what allocations match on.
+node_traits = Table(
+    "bm_node_traits", metadata,
+    Column("node_id", Integer, ForeignKey("bm_nodes.id", ondelete="CASCADE"), nullable=False),
+    Column("trait", String(255), nullable=False),
+    Column("created_at", DateTime, nullable=True),
+    PrimaryKeyConstraint("node_id", "trait"),
 )
 
 ports = Table(
@@ -108,15 +140,6 @@ conductors = Table(
     Column("heartbeat_at", DateTime, nullable=False),
     # 0005_inventory_resources
     Column("conductor_group", String(255), nullable=False, server_default=""),
-)
-
-# PLACEHOLDER (i12d) for i12c's 0004_node_fields: replaced by theirs at merge.
-node_traits = Table(
-    "bm_node_traits", metadata,
-    Column("node_id", Integer, ForeignKey("bm_nodes.id", ondelete="CASCADE"),
-           primary_key=True),
-    Column("trait", String(255), primary_key=True),
-    Column("created_at", DateTime, nullable=True),
 )
 
 # --- 0005_inventory_resources: Ironic's other inventory resources -------------------------

@@ -244,7 +244,13 @@ class HardwareType:
     power: Callable[[Config], PowerInterface]
     management: Callable[[Config], ManagementInterface]
     inspect: Callable[[Config], InspectInterface] | None = None
+    # the default implementation name of each interface (all of Ironic's, see interfaces.py)
     interface_names: Mapping[str, str] = field(default_factory=dict)
+    # other implementation names a node of this type may set (Ironic's fake and no-* ones)
+    also_accepted: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Whether the provision verbs beyond inspection (deploy, clean, rescue, service, adopt)
+    # run on this type: instantly, as Ironic's fake interfaces do.
+    provisions: bool = False
 
 
 @dataclass
@@ -266,6 +272,12 @@ class Driver:
         if self.inspect is not None:
             names["inspect"] = self.inspect.name
         return names
+
+    def accepted(self, iface: str) -> tuple[str, ...]:
+        """The implementation names a node of this type may set for `iface`, default first."""
+        default = self.interface_names().get(iface)
+        extra = tuple(v for v in self.hw.also_accepted.get(iface, ()) if v != default)
+        return ((default,) if default else ()) + extra
 
     def interfaces(self) -> dict[str, BaseInterface]:
         found: dict[str, BaseInterface] = {"power": self.power, "management": self.management}

@@ -1,8 +1,10 @@
 """The hardware types, loaded by name through the `ironsight.hardware_types` entry points.
 
-Deployment is out of scope, so every type reports a fake deploy interface. Inspection is the
-design's DiscoverdInspect for the PXE types; `fake` uses it too when `[discoverd] enabled` (so
-the whole flow can run without hardware), else its instant fake inspection.
+Deployment is out of scope, so every type reports a fake deploy interface; only
+`fake-hardware` (Ironic's name; `fake` is an alias, see loader.py) runs the provision verbs,
+instantly, as Ironic's fake interfaces do. Inspection is the design's DiscoverdInspect for the
+PXE types; `fake-hardware` uses it too when `[discoverd] enabled` (so the whole flow can run
+without hardware), else its instant fake inspection.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from ironsight.baremetal.drivers.fake import FakeInspect, FakeManagement, FakePo
 from ironsight.baremetal.drivers.ipminative import NativeIpmiManagement, NativeIpmiPower
 from ironsight.baremetal.drivers.ipmitool import IpmitoolManagement, IpmitoolPower
 from ironsight.baremetal.drivers.ssh import SshManagement, SshPower
+from ironsight.baremetal.interfaces import LEGACY_STORED
 from ironsight.common.config import Config
 
 
 def _interface_names(power: str) -> dict[str, str]:
     return {"power": power, "management": power, "boot": "pxe", "deploy": "fake",
-            "inspect": DiscoverdInspect.name}
+            "inspect": DiscoverdInspect.name, **LEGACY_STORED}
 
 
 def _fake_inspect(conf: Config) -> InspectInterface:
@@ -26,13 +29,20 @@ def _fake_inspect(conf: Config) -> InspectInterface:
 
 
 fake = HardwareType(
-    name="fake",
-    description="Fake power, management and inspection: instant, in memory, no hardware.",
+    name="fake-hardware",
+    description="Fake power, management and inspection, and every provision verb: instant, "
+    "in memory, no hardware (Ironic's fake-hardware).",
     power=FakePower,
     management=FakeManagement,
     inspect=_fake_inspect,
     interface_names={"power": "fake", "management": "fake", "boot": "fake", "deploy": "fake",
-                     "inspect": "fake"},
+                     "inspect": "fake", "bios": "no-bios", "console": "no-console",
+                     "firmware": "no-firmware", "network": "noop", "raid": "no-raid",
+                     "rescue": "fake", "storage": "noop", "vendor": "no-vendor"},
+    also_accepted={"bios": ("fake",), "console": ("fake",), "firmware": ("fake",),
+                   "network": ("flat",), "raid": ("fake",), "rescue": ("no-rescue",),
+                   "storage": ("fake",), "vendor": ("fake",), "inspect": ("no-inspect",)},
+    provisions=True,
 )
 
 pxe_ipmitool = HardwareType(

@@ -20,13 +20,23 @@ class DriverSet(Mapping[str, Driver]):
     """The hardware types this conductor runs, by name, and those that refused to load with
     the reason (shown in `GET /v1/drivers` and in the error of a node that names one)."""
 
-    def __init__(self, loaded: dict[str, Driver], refused: dict[str, str]) -> None:
+    def __init__(self, loaded: dict[str, Driver], refused: dict[str, str],
+                 aliases: Mapping[str, str] | None = None) -> None:
         self._loaded = loaded
         self.refused = refused
+        self.aliases = dict(aliases or {})
         self._secrets = {name: d.secret_properties() for name, d in loaded.items()}
 
+    def canonical(self, name: str) -> str:
+        """The hardware type an alias stands for (`fake` -> `fake-hardware`)."""
+        return self.aliases.get(name, name)
+
+    def names_of(self, name: str) -> list[str]:
+        """`name` and its aliases: what nodes of that type may have as their `driver`."""
+        return [name, *sorted(a for a, c in self.aliases.items() if c == name)]
+
     def __getitem__(self, name: str) -> Driver:
-        return self._loaded[name]
+        return self._loaded[self.canonical(name)]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._loaded)
@@ -35,16 +45,17 @@ class DriverSet(Mapping[str, Driver]):
         return len(self._loaded)
 
     def for_node(self, node: Mapping[str, Any]) -> Driver:
-        driver = self._loaded.get(node["driver"])
+        driver = self._loaded.get(self.canonical(node["driver"]))
         if driver is None:
-            why = self.refused.get(node["driver"], "not enabled on this conductor")
+            why = self.refused.get(self.canonical(node["driver"]),
+                                   "not enabled on this conductor")
             raise InvalidParameterValue(
                 f"No conductor service registered which supports driver {node['driver']}: {why}")
         return driver
 
     def secret_keys(self, name: str | None) -> frozenset[str]:
         """driver_info keys that hold secrets for this hardware type (masked in answers)."""
-        return self._secrets.get(name or "", frozenset())
+        return self._secrets.get(self.canonical(name or ""), frozenset())
 
     def every_secret_key(self) -> frozenset[str]:
         """driver_info keys that any hardware type here holds secrets in (encrypted at
@@ -53,10 +64,18 @@ class DriverSet(Mapping[str, Driver]):
 
 
 def available() -> dict[str, HardwareType]:
+    """Every hardware type by name; an entry point whose name differs from its type's is an
+    alias of it (`fake` for `fake-hardware`, Ironic's name, which clients expect)."""
     found: dict[str, HardwareType] = {}
     for ep in entry_points(group=plugins.HARDWARE_TYPES):
-        found[ep.name] = ep.load()
+        hw = ep.load()
+        found[ep.name] = hw
+        found.setdefault(hw.name, hw)
     return found
+
+
+def aliases(known: Mapping[str, HardwareType]) -> dict[str, str]:
+    return {name: hw.name for name, hw in known.items() if name != hw.name}
 
 
 def load_drivers(conf: Config) -> DriverSet:
@@ -66,9 +85,13 @@ def load_drivers(conf: Config) -> DriverSet:
     missing) is reported, not fatal: the service runs with the others and says why.
     """
     known = available()
+    alias = aliases(known)
     loaded: dict[str, Driver] = {}
     refused: dict[str, str] = {}
-    for name in conf.conductor.enabled_hardware_types:
+    for given in conf.conductor.enabled_hardware_types:
+        name = alias.get(given, given)
+        if name in loaded or name in refused:
+            continue
         hw = known.get(name)
         if hw is None:
             raise ConfigError(f"[conductor] enabled_hardware_types: unknown hardware type "
@@ -80,4 +103,4 @@ def load_drivers(conf: Config) -> DriverSet:
         except Exception as exc:
             LOG.error("Hardware type %s refused to load: %s", name, exc)
             refused[name] = str(exc)
-    return DriverSet(loaded, refused)
+    return DriverSet(loaded, refused, alias)

@@ -130,7 +130,7 @@ def test_refusal_is_reported_by_the_loader(tmp_path: Path) -> None:
                                   "conductor": {"enabled_hardware_types": "fake,pxe_ipmitool"}})
     drivers = load_drivers(conf)
     assert "service_url is not set" in drivers.refused["pxe_ipmitool"]
-    assert "service_url is not set" in drivers.refused["fake"]
+    assert "service_url is not set" in drivers.refused["fake-hardware"]
     assert dict(drivers) == {}
 
 

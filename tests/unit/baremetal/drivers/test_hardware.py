@@ -6,9 +6,11 @@ from importlib.metadata import entry_points
 
 import pytest
 
+from ironsight.baremetal.drivers import loader
 from ironsight.baremetal.drivers.base import HardwareType, ManagementInterface, PowerInterface
 from ironsight.baremetal.drivers.discoverd_inspect import DiscoverdInspect
 from ironsight.baremetal.drivers.fake import FakeInspect
+from ironsight.baremetal.interfaces import INTERFACES, LEGACY_STORED
 from ironsight.common import config
 
 
@@ -19,7 +21,7 @@ def load(name: str) -> HardwareType:
     return hardware
 
 
-@pytest.mark.parametrize("name", ["fake", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"])
+@pytest.mark.parametrize("name", ["pxe_ipmitool", "pxe_ipminative", "pxe_ssh"])
 def test_hardware_type_loads_by_its_name(name: str) -> None:
     hardware = load(name)
     assert hardware.name == name
@@ -28,11 +30,40 @@ def test_hardware_type_loads_by_its_name(name: str) -> None:
     assert isinstance(hardware.management(conf), ManagementInterface)
 
 
+def test_the_fake_entry_point_is_ironics_fake_hardware() -> None:
+    assert load("fake").name == "fake-hardware"
+
+
+def test_fake_is_an_alias_the_loader_resolves() -> None:
+    known = loader.available()
+    assert known["fake"] is known["fake-hardware"]
+    assert loader.aliases(known) == {"fake": "fake-hardware"}
+
+
+def test_fake_and_fake_hardware_enabled_together_load_one_type() -> None:
+    conf = config.load(overrides={"conductor": {"enabled_hardware_types":
+                                                "fake,fake-hardware"}})
+    drivers = loader.load_drivers(conf)
+    assert list(drivers) == ["fake-hardware"]
+    assert drivers["fake"] is drivers["fake-hardware"]
+    assert drivers.names_of("fake-hardware") == ["fake-hardware", "fake"]
+
+
 def test_fake_has_fake_inspection_when_discoverd_is_disabled() -> None:
     fake = load("fake")
     assert fake.inspect is not None
     assert isinstance(fake.inspect(config.load()), FakeInspect)
-    assert set(fake.interface_names.values()) == {"fake"}
+    names = fake.interface_names
+    assert {names[i] for i in ("boot", "deploy", "inspect", "management", "power")} == {"fake"}
+
+
+def test_fake_hardware_names_every_interface_ironic_has() -> None:
+    assert set(load("fake").interface_names) == set(INTERFACES)
+
+
+def test_only_fake_hardware_provisions() -> None:
+    assert load("fake").provisions
+    assert not any(load(n).provisions for n in ("pxe_ipmitool", "pxe_ipminative", "pxe_ssh"))
 
 
 def test_fake_inspects_through_discoverd_when_enabled() -> None:
@@ -50,7 +81,7 @@ def test_real_types_inspect_through_discoverd(name: str, interface: str) -> None
     assert hardware.inspect is DiscoverdInspect
     assert hardware.interface_names == {"power": interface, "management": interface,
                                         "boot": "pxe", "deploy": "fake",
-                                        "inspect": "discoverd"}
+                                        "inspect": "discoverd", **LEGACY_STORED}
 
 
 @pytest.mark.parametrize(("name", "secrets"), [

@@ -1,0 +1,289 @@
+"""Node sub-resources beyond states and management: traits (1.37), VIFs (1.28), virtual
+media (1.89), and Ironic's answers for the ones ironsight does not do (never a bare 404)."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from typing import Any
+
+from starlette.routing import Route
+
+from ironsight.baremetal.api.base import Ctx
+from ironsight.common.api.endpoint import endpoint
+from ironsight.common.exceptions import (
+    Conflict,
+    Invalid,
+    NotFound,
+    UnsupportedDriverExtension,
+)
+
+_TRAIT_RE = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
+# os-traits' standard traits are upper-case words joined by '_' (ironsight does not ship
+# their list: any such name is taken).
+_STANDARD_TRAIT_RE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
+VMEDIA_DEVICES = ("disk", "cdrom", "floppy")
+_VMEDIA_SCHEMES = ("http", "https", "nfs", "cifs", "smb")
+
+
+def _since(ctx: Ctx, minor: int, what: str) -> None:
+    """Before its microversion a sub-resource does not exist, as in Ironic (404), but
+    the answer says why."""
+    if not ctx.at_least(minor):
+        raise NotFound(f"{what} needs API version 1.{minor} or newer.")
+
+
+def check_trait(trait: Any) -> str:
+    if not isinstance(trait, str) or not 1 <= len(trait) <= 255 or not (
+            _TRAIT_RE.match(trait) or _STANDARD_TRAIT_RE.match(trait)):
+        raise Invalid(f"Invalid trait {trait!r}: a trait is CUSTOM_ followed by upper-case "
+                      "letters, digits and _, or a standard (os-traits) trait")
+    return trait
+
+
+# --- traits ---------------------------------------------------------------------------------
+
+
+@endpoint
+async def get_traits(ctx: Ctx) -> Any:
+    _since(ctx, 37, "Node traits")
+    row = await ctx.deps.records.get_node(ctx.param("node"))
+    found = await ctx.deps.records.traits_of([row["id"]])
+    return 200, {"traits": found.get(row["id"], [])}
+
+
+@endpoint
+async def put_traits(ctx: Ctx) -> Any:
+    _since(ctx, 37, "Node traits")
+    body = await ctx.body()
+    traits = body.get("traits") if isinstance(body, dict) else None
+    if not isinstance(body, dict) or set(body) != {"traits"} or not isinstance(traits, list):
+        raise Invalid("A single node trait may be added via PUT /v1/nodes/<node identifier>"
+                      "/traits/<trait> with no body, or all node traits may be replaced via "
+                      "PUT /v1/nodes/<node identifier>/traits with the list of traits "
+                      "specified in the request body.")
+    wanted = [check_trait(t) for t in traits]
+    await ctx.deps.records.change_traits(ctx.param("node"), lambda _: wanted)
+    return 204, None
+
+
+@endpoint
+async def put_trait(ctx: Ctx) -> Any:
+    _since(ctx, 37, "Node traits")
+    trait = check_trait(ctx.param("trait"))
+    if int(ctx.request.headers.get("content-length") or 0) and await ctx.body():
+        raise Invalid("No body should be provided when adding a trait")
+    await ctx.deps.records.change_traits(ctx.param("node"), lambda cur: [*cur, trait])
+    location = f"{ctx.base_url}/v1/nodes/{ctx.param('node')}/traits/{trait}"
+    return 204, None, {"Location": location}
+
+
+@endpoint
+async def delete_traits(ctx: Ctx) -> Any:
+    _since(ctx, 37, "Node traits")
+    await ctx.deps.records.change_traits(ctx.param("node"), lambda _: [])
+    return 204, None
+
+
+@endpoint
+async def delete_trait(ctx: Ctx) -> Any:
+    _since(ctx, 37, "Node traits")
+    trait = ctx.param("trait")
+
+    def without(current: list[str]) -> list[str]:
+        if trait not in current:
+            raise NotFound(f"Node {ctx.param('node')} doesn't have a trait '{trait}'")
+        return [t for t in current if t != trait]
+
+    await ctx.deps.records.change_traits(ctx.param("node"), without)
+    return 204, None
+
+
+# --- VIFs (the noop network: attachments are only recorded) -------------------------------
+
+
+@endpoint
+async def list_vifs(ctx: Ctx) -> Any:
+    _since(ctx, 28, "VIFs")
+    row = await ctx.deps.records.get_node(ctx.param("node"))
+    vifs = (row["driver_internal_info"] or {}).get("vifs") or []
+    return 200, {"vifs": [{"id": v} for v in vifs]}
+
+
+@endpoint
+async def attach_vif(ctx: Ctx) -> Any:
+    _since(ctx, 28, "VIFs")
+    body = await ctx.body()
+    vif = body.get("id") if isinstance(body, dict) else None
+    if not isinstance(vif, str) or not vif:
+        raise Invalid("id: the VIF to attach is required (a string)")
+    extra = set(body) - {"id", "port_uuid", "portgroup_uuid"}
+    if extra:
+        raise Invalid(f"Unknown field(s) {', '.join(sorted(extra))} in a VIF attachment")
+
+    def attach(node: dict[str, Any], current: Any) -> list[str]:
+        vifs = list(current or [])
+        if vif in vifs:
+            raise Conflict(f"Unable to attach VIF because VIF {vif} is already attached to "
+                           f"Ironic node {node['uuid']}")
+        return [*vifs, vif]
+
+    await ctx.deps.records.change_internal(ctx.param("node"), "vifs", attach,
+                                           f"VIF {vif} attached")
+    return 204, None
+
+
+@endpoint
+async def detach_vif(ctx: Ctx) -> Any:
+    _since(ctx, 28, "VIFs")
+    vif = ctx.param("vif")
+
+    def detach(node: dict[str, Any], current: Any) -> list[str]:
+        vifs = list(current or [])
+        if vif not in vifs:
+            raise Invalid(f"Unable to detach VIF {vif} from node {node['uuid']} because it "
+                          "is not attached to it.")
+        return [v for v in vifs if v != vif]
+
+    await ctx.deps.records.change_internal(ctx.param("node"), "vifs", detach,
+                                           f"VIF {vif} detached")
+    return 204, None
+
+
+# --- virtual media (fake-hardware: recorded, as Ironic's fake management does nothing) ----
+
+
+def _vmedia_capable(node: dict[str, Any], ctx: Ctx) -> None:
+    driver = ctx.deps.conductor.drivers.for_node(node)
+    if not driver.hw.provisions:
+        raise UnsupportedDriverExtension(
+            f"Driver {node['driver']} does not support virtual media (disabled or not "
+            "implemented).")
+
+
+@endpoint
+async def get_vmedia(ctx: Ctx) -> Any:
+    _since(ctx, 93, "Reading virtual media")
+    row = await ctx.deps.records.get_node(ctx.param("node"))
+    _vmedia_capable(row, ctx)
+    return 200, {"vmedia": list((row["driver_internal_info"] or {}).get("vmedia") or [])}
+
+
+@endpoint
+async def attach_vmedia(ctx: Ctx) -> Any:
+    _since(ctx, 89, "Virtual media")
+    body = await ctx.body()
+    if not isinstance(body, dict):
+        raise Invalid("Request body must be a JSON object with device_type and image_url.")
+    extra = set(body) - {"device_type", "image_url", "image_download_source"}
+    if extra:
+        raise Invalid(f"Unknown field(s) {', '.join(sorted(extra))} in a virtual media "
+                      "attachment")
+    device, url = body.get("device_type"), body.get("image_url")
+    if device not in VMEDIA_DEVICES:
+        raise Invalid(f"device_type: {device!r} is not one of {', '.join(VMEDIA_DEVICES)}")
+    if not isinstance(url, str):
+        raise Invalid("image_url: a URL is required")
+    scheme = urllib.parse.urlparse(url).scheme
+    if scheme not in _VMEDIA_SCHEMES:
+        raise Invalid(f"Unsupported or missing URL scheme: {scheme}")
+    source = body.get("image_download_source", "local")
+    if source not in ("local", "http", "swift"):
+        raise Invalid(f"image_download_source: {source!r} is not one of local, http, swift")
+
+    def attach(node: dict[str, Any], current: Any) -> list[dict[str, Any]]:
+        _vmedia_capable(node, ctx)
+        kept = [m for m in (current or []) if m.get("device_type") != device]
+        return [*kept, {"device_type": device, "image_url": url,
+                        "image_download_source": source}]
+
+    await ctx.deps.records.change_internal(ctx.param("node"), "vmedia", attach,
+                                           f"Virtual media {device} attached")
+    return 204, None
+
+
+@endpoint
+async def detach_vmedia(ctx: Ctx) -> Any:
+    _since(ctx, 89, "Virtual media")
+    params = ctx.query({"device_types"})
+    raw = params.get("device_types")
+    if raw is None and int(ctx.request.headers.get("content-length") or 0):
+        body = await ctx.body()
+        raw = body.get("device_types") if isinstance(body, dict) else None
+    types = [t.strip() for t in raw.split(",")] if isinstance(raw, str) else \
+        list(raw) if isinstance(raw, list) else None
+    if types:
+        invalid = [str(t) for t in types if t not in VMEDIA_DEVICES]
+        if invalid:
+            raise Invalid(f"Invalid device type(s) {', '.join(invalid)} (valid are "
+                          f"{', '.join(VMEDIA_DEVICES)})")
+
+    def detach(node: dict[str, Any], current: Any) -> list[dict[str, Any]]:
+        _vmedia_capable(node, ctx)
+        return [m for m in (current or []) if types and m.get("device_type") not in types]
+
+    await ctx.deps.records.change_internal(ctx.param("node"), "vmedia", detach,
+                                           "Virtual media detached")
+    return 204, None
+
+
+# --- what ironsight does not do -------------------------------------------------------------
+
+
+@endpoint
+async def empty_list(ctx: Ctx) -> Any:
+    """BIOS settings and firmware components: Ironic lists what its interfaces cached;
+    ironsight's never cache any."""
+    await ctx.deps.records.get_node(ctx.param("node"))
+    key = ctx.request.url.path.rstrip("/").rsplit("/", 1)[-1]
+    return 200, {key: []}
+
+
+@endpoint
+async def missing_setting(ctx: Ctx) -> Any:
+    row = await ctx.deps.records.get_node(ctx.param("node"))
+    raise NotFound(f"Node {row['uuid']} doesn't have a BIOS setting '{ctx.param('name')}'")
+
+
+# Sub-resource -> the interface (as Ironic names the extension) that would serve it.
+_UNSUPPORTED = {"states/console": "console", "states/raid": "raid", "states/boot_mode":
+                "management", "states/secure_boot": "management",
+                "management/inject_nmi": "management", "management/indicators": "management",
+                "vendor_passthru": "vendor", "vendor_passthru/methods": "vendor",
+                "firmware/cache": "firmware", "bios/cache": "bios",
+                "children": "parent", "inventory": "inspect", "volume": "storage"}
+
+
+@endpoint
+async def unsupported(ctx: Ctx) -> Any:
+    """Anything else under a node: as Ironic answers for an interface that is disabled or not
+    implemented (400), after the node's own 404."""
+    row = await ctx.deps.records.get_node(ctx.param("node"))
+    rest = ctx.param("rest").strip("/")
+    what = _UNSUPPORTED.get(rest, rest.split("/")[0] or "this sub-resource")
+    raise UnsupportedDriverExtension(
+        f"Driver {row['driver']} does not support {what} (disabled or not implemented): "
+        f"ironsight does not implement {ctx.request.method} /v1/nodes/{{node}}/{rest}.")
+
+
+routes = [
+    Route("/v1/nodes/{node}/traits", get_traits, methods=["GET"]),
+    Route("/v1/nodes/{node}/traits", put_traits, methods=["PUT"]),
+    Route("/v1/nodes/{node}/traits", delete_traits, methods=["DELETE"]),
+    Route("/v1/nodes/{node}/traits/{trait}", put_trait, methods=["PUT"]),
+    Route("/v1/nodes/{node}/traits/{trait}", delete_trait, methods=["DELETE"]),
+    Route("/v1/nodes/{node}/vifs", list_vifs, methods=["GET"]),
+    Route("/v1/nodes/{node}/vifs", attach_vif, methods=["POST"]),
+    Route("/v1/nodes/{node}/vifs/{vif}", detach_vif, methods=["DELETE"]),
+    Route("/v1/nodes/{node}/vmedia", get_vmedia, methods=["GET"]),
+    Route("/v1/nodes/{node}/vmedia", attach_vmedia, methods=["POST"]),
+    Route("/v1/nodes/{node}/vmedia", detach_vmedia, methods=["DELETE"]),
+    Route("/v1/nodes/{node}/bios", empty_list, methods=["GET"]),
+    Route("/v1/nodes/{node}/bios/{name}", missing_setting, methods=["GET"]),
+    Route("/v1/nodes/{node}/firmware", empty_list, methods=["GET"]),
+]
+# Last of all the app's routes: it answers every node sub-path no other route took.
+fallback_routes = [
+    Route("/v1/nodes/{node}/{rest:path}", unsupported,
+          methods=["GET", "PUT", "POST", "PATCH", "DELETE"]),
+]
