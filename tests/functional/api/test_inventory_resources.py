@@ -189,7 +189,7 @@ async def test_conductors_list_this_replica_alive(api: httpx.AsyncClient) -> Non
 async def test_conductor_show_has_its_hardware_types(api: httpx.AsyncClient) -> None:
     name = (await api.get("/v1/conductors")).json()["conductors"][0]["hostname"]
     doc = (await api.get(f"/v1/conductors/{name}")).json()
-    assert "fake" in doc["drivers"]
+    assert "fake-hardware" in doc["drivers"]
 
 
 async def test_conductors_hidden_below_1_49(api: httpx.AsyncClient) -> None:

@@ -149,7 +149,7 @@ async def test_every_route_survives_every_hostile_class(target: Target) -> None:
                               "&fields=%00&detail=maybe", headers={}, body=None)
     print(f"\nhostile pass: {target.requests} requests over {len(target.routes)} routes")
     assert not target.failures, "\n".join(target.failures[:20])
-    assert target.requests < 10_000  # the budget: this pass takes ~15 s
+    assert target.requests < 20_000  # the budget: ~15,000 over 114 routes, ~20 s
 
 
 # --- random pass -----------------------------------------------------------------------------

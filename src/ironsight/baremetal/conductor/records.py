@@ -230,7 +230,7 @@ class Records:
         fill the interface fields left empty with the hardware type's own."""
         driver = self.drivers.get(name)
         if driver is None:
-            why = self.drivers.refused.get(name)
+            why = self.drivers.refused.get(self.drivers.canonical(name))
             reason = f": {why}" if why else ""
             raise InvalidParameterValue(
                 f"No valid host was found. Reason: No conductor service registered which "
