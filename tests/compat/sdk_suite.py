@@ -42,19 +42,6 @@ FAKE_HARDWARE = "node create: driver 'fake-hardware' refused (400)"
 # ("then") the one seen behind it with `fake-hardware` accepted; more may hide behind those.
 # A test listed here that passes makes the project's test fail: remove it. The list only shrinks.
 KNOWN_FAILURES: dict[str, str] = {
-    # test_allocation
-    "test_allocation.TestBareMetalAllocation.test_allocation_create_get_delete":
-        "/v1/allocations is not implemented yet (404)",
-    "test_allocation.TestBareMetalAllocation.test_allocation_fields":
-        "/v1/allocations is not implemented yet (404)",
-    "test_allocation.TestBareMetalAllocation.test_allocation_list":
-        "/v1/allocations is not implemented yet (404)",
-    "test_allocation.TestBareMetalAllocation.test_allocation_negative_failure":
-        "/v1/allocations is not implemented yet (404)",
-    "test_allocation.TestBareMetalAllocationUpdate.test_allocation_patch":
-        "/v1/allocations is not implemented yet (404)",
-    "test_allocation.TestBareMetalAllocationUpdate.test_allocation_update":
-        "/v1/allocations is not implemented yet (404)",
     # test_conductor
     "test_conductor.TestBareMetalConductor.test_list_get_conductor":
         "a node's conductor is the [DEFAULT] host, a conductor's hostname its replica name "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from starlette.applications import Starlette
 
 from ironsight.baremetal.api import (
+    allocations,
     chassis,
     conductors,
     deploy_templates,
@@ -50,6 +51,7 @@ def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette
                      [*root.routes, *nodes.routes, *node_extras.routes, *ports.routes,
                       *ramdisk.routes, *chassis.routes, *portgroups.routes, *conductors.routes,
                       *deploy_templates.routes, *runbooks.routes, *volume.routes,
+                      *allocations.routes,
                       # last: what no other route took under a node (never a bare 404)
                       *node_extras.fallback_routes])
 

@@ -53,11 +53,16 @@ def _full_doc(ctx: Ctx, row: dict[str, Any]) -> dict[str, Any]:
 
 async def _with_traits(ctx: Ctx, rows: list[dict[str, Any]],
                        shown: tuple[str, ...] | list[str]) -> None:
-    """Fill each row's `traits` when the documents show them."""
+    """Fill each row's `traits` and `allocation_uuid` when the documents show them."""
     if "traits" in shown and ctx.at_least(37) and rows:
         found = await ctx.deps.records.traits_of(r["id"] for r in rows)
         for r in rows:
             r["traits"] = found.get(r["id"], [])
+    held = [r["allocation_id"] for r in rows if r.get("allocation_id")]
+    if "allocation_uuid" in shown and ctx.at_least(52) and held:
+        uuids = await ctx.deps.records.allocations.uuids_of(held)
+        for r in rows:
+            r["allocation_uuid"] = uuids.get(r.get("allocation_id") or 0)
 
 
 def _check_version(ctx: Ctx, fields: Any) -> None:

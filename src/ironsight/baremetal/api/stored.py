@@ -88,7 +88,8 @@ async def list_docs(res: Resource, ctx: Ctx, detail: bool, node: str | None = No
     fields = _parse_fields(res, ctx, params.get("fields"))
     if fields and detail:
         raise Invalid("Can not specify ?detail=True and fields in the same request.")
-    shown = fields or (res.shown_fields(ctx) if detail else list(res.list_fields))
+    visible = res.shown_fields(ctx)
+    shown = fields or (visible if detail else [f for f in res.list_fields if f in visible])
     limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
     sort_key, sort_dir = parse_sort(params, set(res.sort_keys))
     marker = params.get("marker")

@@ -63,7 +63,7 @@ _DATES = ("provision_updated_at", "inspection_started_at", "inspection_finished_
 # Fields ironsight has no use for: always the value Ironic shows when unused.
 _CONSTANT: dict[str, Any] = {
     "fault": None, "console_enabled": False, "chassis_uuid": None, "raid_config": {},
-    "target_raid_config": {}, "allocation_uuid": None, "boot_mode": None,
+    "target_raid_config": {}, "boot_mode": None,
     "secure_boot": None, "health": None,
 }
 # Stored as NULL when empty, shown as an empty object.
@@ -74,6 +74,7 @@ NODE_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {
     **{k: () for k in _CONSTANT},
     "conductor": ("reservation",),
     "traits": (),
+    "allocation_uuid": ("allocation_id",),
 }
 
 
@@ -100,6 +101,8 @@ def node_doc(row: Mapping[str, Any], base: str, fields: Iterable[str],
             doc[f] = row[f] or {}
         elif f == "traits":
             doc[f] = list(row.get("traits") or [])
+        elif f == "allocation_uuid":  # filled by the caller from the node's allocation_id
+            doc[f] = row.get("allocation_uuid")
         elif f == "conductor_group":
             doc[f] = row[f] or ""
         elif f == "driver_info":

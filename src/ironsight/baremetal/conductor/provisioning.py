@@ -12,6 +12,7 @@ from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.conductor.task import NodeTask
+from ironsight.baremetal.db import allocations as dballoc
 from ironsight.baremetal.drivers.base import Driver
 from ironsight.common.exceptions import IronsightError, UnsupportedDriverExtension
 
@@ -64,9 +65,21 @@ async def run(task: NodeTask, driver: Driver, event: str, timeout: float) -> Non
         if last and power is not None:
             values.update(power_state=power, target_power_state=None)
         if event == "undeploy" and last:
-            values.update(instance_info={}, instance_uuid=None, instance_name=None)
+            await _drop_allocation(task)
+            values.update(instance_info={}, instance_uuid=None, instance_name=None,
+                          allocation_id=None)
         await task.transition(ending, target=None if last else target, release=last,
                               **values)
+
+
+async def _drop_allocation(task: NodeTask) -> None:
+    """As Ironic, an undeployed node's allocation is deleted (the node's own fields are
+    cleared by the caller's write)."""
+    allocation_id = task.node.get("allocation_id")
+    if allocation_id:
+        async with task.db.begin() as conn:
+            await task.fence(conn)
+            await dballoc.delete_by_id(conn, int(allocation_id))
 
 
 def _final(state: str, event: str) -> str | None:

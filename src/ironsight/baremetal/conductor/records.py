@@ -14,8 +14,10 @@ from typing import Any
 from sqlalchemy import func, select
 
 from ironsight.baremetal import states
+from ironsight.baremetal.conductor.allocations import INSTANCE_REMOVABLE, Allocations
 from ironsight.baremetal.conductor.inventory import Inventory
 from ironsight.baremetal.conductor.task import TaskManager
+from ironsight.baremetal.db import allocations as dballoc
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db import traits as dbtraits
 from ironsight.baremetal.db.models import nodes
@@ -55,6 +57,7 @@ class Records:
         self.tasks = tasks
         self.drivers = drivers
         self.inventory = Inventory(db)  # the other stored resources (chassis, portgroups...)
+        self.allocations = Allocations(db, tasks)
 
     # --- nodes ----------------------------------------------------------------------------
 
@@ -103,13 +106,16 @@ class Records:
             if not changes:
                 return row
             changes["updated_at"] = utcnow()
+            freed = _frees_allocation(row, changes)
             event = dbapi.history_row(row["id"], "Node updated: " + ", ".join(
                 sorted(k for k in changes if k != "updated_at")), event_type="update",
                 conductor=self.tasks.owner)
-            async with self.db.single() as conn:
+            async with (self.db.begin() if freed else self.db.single()) as conn:
                 if not await dbapi.update_locked_node(conn, row["id"], None, row["lock_epoch"],
                                                       changes, event):
                     return str(row["uuid"])
+                if freed:
+                    await dballoc.delete_by_id(conn, freed)
             return {**row, **changes, "lock_epoch": row["lock_epoch"] + 1}
 
         return await self._unlocked(attempt, f"Node {ident}")
@@ -321,6 +327,21 @@ class Records:
             await dbapi.delete_port(conn, row["id"])
             await dbapi.add_history(conn, row["node_id"], f"Port {row['address']} deleted",
                                     event_type="port", conductor=self.tasks.owner)
+
+
+def _frees_allocation(row: Row, changes: Row) -> int | None:
+    """As Ironic: removing the instance of a node with an allocation deletes the allocation
+    (not while the node is busy or deployed, unless it is in maintenance). Its id, if so;
+    `changes` then clears the node's allocation too."""
+    if not row["allocation_id"] or "instance_uuid" not in changes or changes["instance_uuid"]:
+        return None
+    if not row["maintenance"] and row["provision_state"] not in INSTANCE_REMOVABLE:
+        raise Conflict(f"Node {row['uuid']} with an allocation can not have instance_uuid "
+                       f"removed unless it is in one of allowed "
+                       f"({', '.join(INSTANCE_REMOVABLE)}) states or in maintenance mode. "
+                       f"Current state is '{row['provision_state']}'.")
+    changes["allocation_id"] = None
+    return int(row["allocation_id"])
 
 
 async def _node_id(conn: Any, ident: str, field: str | None) -> int:
