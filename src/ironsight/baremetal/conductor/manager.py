@@ -26,6 +26,7 @@ from ironsight.common.exceptions import (
     InvalidParameterValue,
     InvalidStateRequested,
     IronsightError,
+    NotFound,
 )
 from ironsight.common.ring import Share
 from ironsight.common.workers import WorkerPool
@@ -121,6 +122,19 @@ class Conductor:
     async def continue_inspection(self, report: dict[str, Any],
                                   token: str | None = None) -> dict[str, Any]:
         return await self.inspection.continue_inspection(report, token)
+
+    async def node_inventory(self, ident: str) -> dict[str, Any]:
+        """The latest inspection's inventory and plugin data of a node, from the service
+        that keeps them (discoverd), through the first loaded inspect interface that reads
+        them (all ask the same discoverd): the data belong to the node whatever its driver
+        is now."""
+        node = await self.records.get_node(ident)
+        keeper = next((d.inspect for d in self.drivers.values()
+                       if d.inspect is not None and d.inspect.keeps_inventory), None)
+        found = await keeper.inventory(node["uuid"]) if keeper is not None else None
+        if found is not None:
+            return found
+        raise NotFound(f"Node inventory record for node {node['uuid']} could not be found.")
 
     # --- power and management -------------------------------------------------------------
 
