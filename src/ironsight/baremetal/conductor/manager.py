@@ -14,6 +14,7 @@ from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.conductor import provisioning
+from ironsight.baremetal.conductor.hosts import host_of
 from ironsight.baremetal.conductor.inspection import Inspection
 from ironsight.baremetal.conductor.records import Records
 from ironsight.baremetal.conductor.task import NodeTask, TaskManager
@@ -62,8 +63,13 @@ class Conductor:
 
     @property
     def host(self) -> str:
-        """What node documents show as their conductor."""
+        """This replica's host: its conductor's hostname in the API (conductor/hosts.py)."""
         return self.conf.DEFAULT.host
+
+    def host_for(self, node_uuid: str) -> str:
+        """The node's `conductor` in the API: the host of the live replica whose periodic
+        share the node is in (as Ironic's hash ring maps a node to a conductor)."""
+        return host_of(self.share.owner(node_uuid))
 
     # --- provisioning ---------------------------------------------------------------------
 
