@@ -55,10 +55,6 @@ KNOWN_FAILURES: dict[str, str] = {
         "/v1/allocations is not implemented yet (404)",
     "test_allocation.TestBareMetalAllocationUpdate.test_allocation_update":
         "/v1/allocations is not implemented yet (404)",
-    # test_conductor
-    "test_conductor.TestBareMetalConductor.test_list_get_conductor":
-        "a node's conductor is the [DEFAULT] host, a conductor's hostname its replica name "
-        "(host:pid)",
     # test_inspection_rules
     "test_inspection_rules.TestBareMetalInspectionRule.test_baremetal_inspection_rule_create_get_delete":
         "/v1/inspection_rules is not implemented yet (404; issue 13's rules)",

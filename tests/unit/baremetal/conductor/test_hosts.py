@@ -81,6 +81,6 @@ def test_a_page_sorts_descending() -> None:
 
 
 def test_an_unknown_marker_is_not_found() -> None:
-    with pytest.raises(NotFound, match="Conductor gone could not be found."):
+    with pytest.raises(NotFound, match=r"Conductor gone could not be found\."):
         page(fold([replica("vm:1")], ALIVE_SINCE), sort_key="id", desc=False, marker="gone",
              limit=10)
