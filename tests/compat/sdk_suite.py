@@ -42,10 +42,6 @@ FAKE_HARDWARE = "node create: driver 'fake-hardware' refused (400)"
 # ("then") the one seen behind it with `fake-hardware` accepted; more may hide behind those.
 # A test listed here that passes makes the project's test fail: remove it. The list only shrinks.
 KNOWN_FAILURES: dict[str, str] = {
-    # test_conductor
-    "test_conductor.TestBareMetalConductor.test_list_get_conductor":
-        "a node's conductor is the [DEFAULT] host, a conductor's hostname its replica name "
-        "(host:pid)",
     # test_inspection_rules
     "test_inspection_rules.TestBareMetalInspectionRule.test_baremetal_inspection_rule_create_get_delete":
         "/v1/inspection_rules is not implemented yet (404; issue 13's rules)",

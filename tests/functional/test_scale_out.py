@@ -40,10 +40,12 @@ def replicas() -> Iterator[Replicas]:
         svc.stop()
 
 
-def replica(tmp_path: Path, name: str, db_url: str, started: Replicas) -> ServiceProcess:
+def replica(tmp_path: Path, name: str, db_url: str, started: Replicas,
+            host: str | None = None) -> ServiceProcess:
     state = tmp_path / name
     state.mkdir()
     svc = ServiceProcess(state, extra_conf=(
+        (f"[DEFAULT]\nhost = {host}\n" if host else "") +
         f"[database]\nconnection = {db_url}\n"
         f"[conductor]\nheartbeat_interval = 0.5\nheartbeat_timeout = 3\n"
         "sync_power_state_interval = 0\n"
@@ -170,3 +172,54 @@ def test_a_stalled_replica_cannot_overwrite_the_work_of_the_one_that_took_over(
     events = [e["event"] for e in httpx.get(f"{url}/history", headers=H).json()["history"]]
     assert "Power state is now power on" not in events
     assert events[-1] == "Power state is now power off"
+
+
+# --- conductors as the API shows them: one per host ---------------------------------------
+
+
+def conductors(url: str) -> list[tuple[str, bool]]:
+    docs = httpx.get(f"{url}/v1/conductors", headers=H).json()["conductors"]
+    return [(d["hostname"], d["alive"]) for d in docs]
+
+
+@pytest.fixture
+def two_hosts(tmp_path: Path, shared_db: str, replicas: Replicas) -> tuple[ServiceProcess, ...]:
+    """Two replicas on host rack-a, one on rack-b."""
+    return (replica(tmp_path, "a1", shared_db, replicas, host="rack-a"),
+            replica(tmp_path, "a2", shared_db, replicas, host="rack-a"),
+            replica(tmp_path, "b1", shared_db, replicas, host="rack-b"))
+
+
+def test_replicas_on_one_host_are_listed_as_one_conductor(
+        two_hosts: tuple[ServiceProcess, ...]) -> None:
+    a1, _, b1 = two_hosts
+    assert sorted(conductors(a1.url)) == [("rack-a", True), ("rack-b", True)]
+    assert sorted(conductors(b1.url)) == sorted(conductors(a1.url))
+
+
+def test_every_replica_names_the_same_listed_conductor_for_a_node(
+        two_hosts: tuple[ServiceProcess, ...]) -> None:
+    a1 = two_hosts[0]
+    node = httpx.post(f"{a1.url}/v1/nodes", headers=H, json={"driver": "fake"}).json()
+
+    def shown() -> set[str]:
+        return {httpx.get(f"{r.url}/v1/nodes/{node['uuid']}", headers=H).json()["conductor"]
+                for r in two_hosts}
+
+    seen = until(lambda: len(found := shown()) == 1 and found, 10)
+    assert seen <= {"rack-a", "rack-b"}
+
+
+def test_a_drivers_hosts_are_every_live_host_running_it(
+        two_hosts: tuple[ServiceProcess, ...]) -> None:
+    doc = httpx.get(f"{two_hosts[0].url}/v1/drivers/fake-hardware", headers=H).json()
+    assert doc["hosts"] == ["rack-a", "rack-b"]
+
+
+def test_a_host_stays_alive_while_one_of_its_replicas_runs(
+        two_hosts: tuple[ServiceProcess, ...]) -> None:
+    """A replica stopped cleanly unregisters: its host goes with its last replica."""
+    a1, a2, b1 = two_hosts
+    a2.stop()
+    b1.stop()
+    assert conductors(a1.url) == [("rack-a", True)]

@@ -50,7 +50,10 @@ def default_ramdisk_dir() -> Path:
 
 @dataclass(frozen=True)
 class DefaultSection:
-    host: str = opt(socket.gethostname(), "Name of this conductor, used in node reservations.")
+    host: str = opt(socket.gethostname(),
+                    "Name of this conductor's host: the hostname GET /v1/conductors lists and "
+                    "nodes and drivers show; replicas sharing it are one conductor there "
+                    "(node reservations name the replica, host:pid).")
     state_dir: str = opt(
         "", "Directory for the SQLite database and all other state. "
         "Empty: $IRONSIGHT_STATE_DIR, else ~/.local/state/ironsight.")

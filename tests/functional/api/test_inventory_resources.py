@@ -180,16 +180,39 @@ async def test_node_delete_takes_its_portgroups(api: httpx.AsyncClient) -> None:
     assert (await api.get(f"/v1/portgroups/{group['uuid']}")).status_code == 404
 
 
-async def test_conductors_list_this_replica_alive(api: httpx.AsyncClient) -> None:
+async def test_conductors_list_this_host_alive(api: httpx.AsyncClient) -> None:
     docs = (await api.get("/v1/conductors")).json()["conductors"]
-    assert [(d["hostname"].split(":")[0], d["alive"], d["conductor_group"])
+    assert [(d["hostname"], d["alive"], d["conductor_group"])
             for d in docs] == [("test-conductor", True, "")]
 
 
 async def test_conductor_show_has_its_hardware_types(api: httpx.AsyncClient) -> None:
-    name = (await api.get("/v1/conductors")).json()["conductors"][0]["hostname"]
-    doc = (await api.get(f"/v1/conductors/{name}")).json()
+    doc = (await api.get("/v1/conductors/test-conductor")).json()
     assert "fake-hardware" in doc["drivers"]
+
+
+async def test_a_nodes_conductor_is_a_listed_conductor(api: httpx.AsyncClient) -> None:
+    node = await create_node(api)
+    assert node["conductor"] == "test-conductor"
+    shown = await api.get(f"/v1/conductors/{node['conductor']}")
+    assert (shown.status_code, shown.json()["alive"]) == (200, True)
+
+
+async def test_a_drivers_hosts_are_the_conductors_hostnames(api: httpx.AsyncClient) -> None:
+    doc = (await api.get("/v1/drivers/fake-hardware")).json()
+    assert doc["hosts"] == ["test-conductor"]
+
+
+async def test_a_replicas_own_name_is_not_a_conductor(api: httpx.AsyncClient) -> None:
+    resp = await api.get("/v1/conductors/test-conductor:1")
+    assert resp.status_code == 404
+    assert fault(resp) == "Conductor test-conductor:1 could not be found."
+
+
+async def test_conductors_list_with_an_unknown_marker_is_404(api: httpx.AsyncClient) -> None:
+    resp = await api.get("/v1/conductors", params={"marker": "nowhere"})
+    assert resp.status_code == 404
+    assert fault(resp) == "Conductor nowhere could not be found."
 
 
 async def test_conductors_hidden_below_1_49(api: httpx.AsyncClient) -> None:

@@ -11,6 +11,7 @@ from ironsight.baremetal.api import (
     conductors,
     deploy_templates,
     node_extras,
+    node_inventory,
     nodes,
     portgroups,
     ports,
@@ -48,7 +49,8 @@ def _spec(deps: BaremetalDeps, metrics: Metrics | None, *, open_only: bool) -> A
 
 def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette:
     return build_app(_spec(deps, metrics, open_only=False), deps,
-                     [*root.routes, *nodes.routes, *node_extras.routes, *ports.routes,
+                     [*root.routes, *nodes.routes, *node_extras.routes, *node_inventory.routes,
+                      *ports.routes,
                       *ramdisk.routes, *chassis.routes, *portgroups.routes, *conductors.routes,
                       *deploy_templates.routes, *runbooks.routes, *volume.routes,
                       *allocations.routes,

@@ -36,7 +36,8 @@ async def chassis_nodes(ctx: Ctx) -> Any:
     conductor = ctx.deps.conductor
     return 200, {"nodes": [views.node_doc(r, ctx.base_url, shown,
                                           conductor.drivers.secret_keys(r.get("driver")),
-                                          ctx.version, conductor.host) for r in rows]}
+                                          ctx.version, conductor.host_for(r["uuid"]))
+                               for r in rows]}
 
 
 routes = [Route("/v1/chassis/{ident}/nodes", chassis_nodes, methods=["GET"]),

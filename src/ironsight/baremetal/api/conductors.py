@@ -1,5 +1,6 @@
-"""`/v1/conductors` (1.49): the live replicas of the bare-metal service, from their
-registrations (db `bm_conductors`): name, hardware types, conductor group, alive."""
+"""`/v1/conductors` (1.49): the bare-metal service's conductors as Ironic shows them, one per
+host (`[DEFAULT] host`), the live replicas there folded into it (conductor/hosts.py):
+hostname, hardware types, conductor group, alive."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from starlette.routing import Route
 
 from ironsight.baremetal.api import views
 from ironsight.baremetal.api.base import Ctx, links, parse_bool, parse_limit
+from ironsight.baremetal.conductor.hosts import HostConductor, page
 from ironsight.baremetal.conductor.inventory import CONDUCTOR_SORT
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.clock import utcnow
@@ -20,21 +22,25 @@ FIELDS = ("hostname", "conductor_group", "alive", "drivers", "created_at", "upda
 LIST_FIELDS = ("hostname", "conductor_group", "alive")
 
 
-def _doc(ctx: Ctx, row: dict[str, Any], fields: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    timeout = dt.timedelta(seconds=ctx.deps.conf.conductor.heartbeat_timeout)
-    values = {"hostname": row["name"], "conductor_group": row["conductor_group"] or "",
-              "alive": row["heartbeat_at"] >= utcnow() - timeout,
-              "drivers": sorted(row["drivers"] or []),
-              "created_at": views.iso(row["started_at"]),
-              "updated_at": views.iso(row["heartbeat_at"])}
+def _doc(ctx: Ctx, entry: HostConductor, fields: tuple[str, ...] | list[str]
+         ) -> dict[str, Any]:
+    values = {"hostname": entry.hostname, "conductor_group": entry.conductor_group,
+              "alive": entry.alive, "drivers": list(entry.drivers),
+              "created_at": views.iso(entry.created_at),
+              "updated_at": views.iso(entry.updated_at)}
     doc = {f: values[f] for f in fields}
-    doc["links"] = links(ctx.base_url, f"conductors/{row['name']}")
+    doc["links"] = links(ctx.base_url, f"conductors/{entry.hostname}")
     return doc
 
 
 def _gate(ctx: Ctx) -> None:
     if not ctx.at_least(MINOR):
         raise NotFound("Resource could not be found.")
+
+
+async def _hosts(ctx: Ctx) -> list[HostConductor]:
+    timeout = dt.timedelta(seconds=ctx.deps.conf.conductor.heartbeat_timeout)
+    return await ctx.deps.records.inventory.conductor_hosts(utcnow() - timeout)
 
 
 async def _list(ctx: Ctx, detail: bool) -> Any:
@@ -50,12 +56,15 @@ async def _list(ctx: Ctx, detail: bool) -> Any:
         raise Invalid(f"The sort_key value {key} is an invalid field for sorting")
     if key not in CONDUCTOR_SORT:
         raise Invalid(f"Invalid value for query parameter 'sort_key': {key!r}")
+    direction = params.get("sort_dir", "asc")
+    if direction not in ("asc", "desc"):
+        raise Invalid(f"Invalid value for query parameter 'sort_dir': {direction!r} "
+                      "(asc or desc)")
     limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
-    rows = await ctx.deps.records.inventory.list_conductors(
-        sort_key=key, desc=params.get("sort_dir") == "desc", marker=params.get("marker"),
-        limit=limit)
+    entries = page(await _hosts(ctx), sort_key=key, desc=direction == "desc",
+                   marker=params.get("marker"), limit=limit)
     shown = fields or (FIELDS if detail else LIST_FIELDS)
-    return 200, {"conductors": [_doc(ctx, r, shown) for r in rows]}
+    return 200, {"conductors": [_doc(ctx, e, shown) for e in entries]}
 
 
 @endpoint
@@ -74,11 +83,12 @@ async def show_conductor(ctx: Ctx) -> Any:
     params = ctx.query({"fields"})
     fields = views.parse_fields(params.get("fields"), FIELDS)
     name = ctx.param("hostname")
-    row = await ctx.deps.records.inventory.get_conductor(name)
-    return 200, _doc(ctx, dict(row), fields or FIELDS)
+    entry = next((e for e in await _hosts(ctx) if e.hostname == name), None)
+    if entry is None:
+        raise NotFound(f"Conductor {name} could not be found.")
+    return 200, _doc(ctx, entry, fields or FIELDS)
 
 
 routes = [Route("/v1/conductors", list_conductors, methods=["GET"]),
           Route("/v1/conductors/detail", list_conductors_detail, methods=["GET"]),
           Route("/v1/conductors/{hostname}", show_conductor, methods=["GET"])]
-

@@ -251,7 +251,7 @@ _UNSUPPORTED = {"states/console": "console", "states/raid": "raid", "states/boot
                 "management/inject_nmi": "management", "management/indicators": "management",
                 "vendor_passthru": "vendor", "vendor_passthru/methods": "vendor",
                 "firmware/cache": "firmware", "bios/cache": "bios",
-                "children": "parent", "inventory": "inspect", "volume": "storage"}
+                "children": "parent", "volume": "storage"}
 
 
 @endpoint

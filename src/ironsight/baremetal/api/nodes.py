@@ -42,7 +42,7 @@ def _node_doc(ctx: Ctx, row: dict[str, Any], fields: tuple[str, ...] | list[str]
     conductor = ctx.deps.conductor
     return views.node_doc(row, ctx.base_url, fields,
                           conductor.drivers.secret_keys(row.get("driver")), ctx.version,
-                          conductor.host)
+                          conductor.host_for(row["uuid"]))
 
 
 def _full_doc(ctx: Ctx, row: dict[str, Any]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from starlette.routing import Route
@@ -9,6 +10,7 @@ from starlette.routing import Route
 from ironsight.baremetal.api.base import VERSIONS, Ctx, link, links
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.versions import fmt
+from ironsight.common.clock import utcnow
 from ironsight.common.exceptions import NotFound
 
 
@@ -40,10 +42,23 @@ async def v1(ctx: Ctx) -> Any:
     }
 
 
-def _driver_doc(ctx: Ctx, name: str, detail: bool) -> dict[str, Any]:
+async def _hosts_by_driver(ctx: Ctx) -> dict[str, list[str]]:
+    """The hosts of the live conductors (GET /v1/conductors) that run each hardware type;
+    this replica's own host for those it runs, whatever its last heartbeat says."""
+    timeout = dt.timedelta(seconds=ctx.deps.conf.conductor.heartbeat_timeout)
+    found: dict[str, set[str]] = {
+        name: {ctx.deps.conductor.host} for name in ctx.deps.conductor.drivers}
+    for entry in await ctx.deps.records.inventory.conductor_hosts(utcnow() - timeout):
+        for name in entry.drivers if entry.alive else ():
+            found.setdefault(name, set()).add(entry.hostname)
+    return {name: sorted(hosts) for name, hosts in found.items()}
+
+
+def _driver_doc(ctx: Ctx, name: str, detail: bool, hosts: dict[str, list[str]]
+                ) -> dict[str, Any]:
     drivers = ctx.deps.conductor.drivers
     loaded = name in drivers
-    doc: dict[str, Any] = {"name": name, "hosts": [ctx.deps.conductor.host] if loaded else [],
+    doc: dict[str, Any] = {"name": name, "hosts": hosts.get(name, []),
                            "type": "dynamic",
                            "links": links(ctx.base_url, f"drivers/{name}"),
                            "properties": links(ctx.base_url, f"drivers/{name}/properties")}
@@ -63,7 +78,8 @@ async def list_drivers(ctx: Ctx) -> Any:
     detail = params.get("detail", "false").lower() in ("1", "true", "yes")
     drivers = ctx.deps.conductor.drivers
     names = sorted(set(drivers) | set(drivers.refused))
-    return 200, {"drivers": [_driver_doc(ctx, n, detail) for n in names]}
+    hosts = await _hosts_by_driver(ctx)
+    return 200, {"drivers": [_driver_doc(ctx, n, detail, hosts) for n in names]}
 
 
 def _known(ctx: Ctx) -> str:
@@ -76,7 +92,7 @@ def _known(ctx: Ctx) -> str:
 
 @endpoint
 async def show_driver(ctx: Ctx) -> Any:
-    return 200, _driver_doc(ctx, _known(ctx), True)
+    return 200, _driver_doc(ctx, _known(ctx), True, await _hosts_by_driver(ctx))
 
 
 @endpoint

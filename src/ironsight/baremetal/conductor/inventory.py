@@ -5,17 +5,18 @@ ports, cannot go)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy import exists, select
 
+from ironsight.baremetal.conductor.hosts import HostConductor, fold
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db import inventory as inv
 from ironsight.baremetal.db.inventory import Kind
 from ironsight.baremetal.db.models import (
     chassis,
-    conductors,
     deploy_templates,
     nodes,
     portgroups,
@@ -49,10 +50,8 @@ VOLUME_TARGETS = Kind(volume_targets, "Volume target", duplicates=(
     ("boot", "A volume target with boot index '{boot_index}' for the same node "
              "already exists."),), json_defaults={"extra": {}, "properties": {}})
 
-# Conductors' sort keys, to their columns.
-CONDUCTOR_SORT = {"hostname": conductors.c.name, "conductor_group": conductors.c.conductor_group,
-                  "id": conductors.c.id, "created_at": conductors.c.started_at,
-                  "updated_at": conductors.c.heartbeat_at}
+# What the conductors' list sorts by.
+CONDUCTOR_SORT = frozenset({"hostname", "conductor_group", "id", "created_at", "updated_at"})
 
 
 async def _has_ports(conn: Conn, portgroup_id: int) -> bool:
@@ -156,20 +155,7 @@ class Inventory:
 
     # --- conductors -----------------------------------------------------------------------
 
-    async def list_conductors(self, *, sort_key: str, desc: bool, marker: str | None,
-                              limit: int) -> list[Row]:
-        column = CONDUCTOR_SORT[sort_key]
-        query = select(conductors).order_by(column.desc() if desc else column.asc(),
-                                            conductors.c.id)
-        if marker:
-            query = query.where(conductors.c.name > marker)
+    async def conductor_hosts(self, alive_since: dt.datetime) -> list[HostConductor]:
+        """The conductors by host, replicas folded (conductor/hosts.py)."""
         async with self.db.read() as conn:
-            return [dict(r) for r in (await conn.execute(query.limit(limit))).mappings()]
-
-    async def get_conductor(self, name: str) -> Row:
-        async with self.db.read() as conn:
-            row = (await conn.execute(select(conductors).where(conductors.c.name == name))
-                   ).mappings().first()
-        if row is None:
-            raise NotFound(f"Conductor {name} could not be found.")
-        return dict(row)
+            return fold(await dbapi.list_conductors(conn), alive_since)

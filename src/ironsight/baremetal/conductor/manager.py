@@ -14,6 +14,7 @@ from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.conductor import provisioning
+from ironsight.baremetal.conductor.hosts import host_of
 from ironsight.baremetal.conductor.inspection import Inspection
 from ironsight.baremetal.conductor.records import Records
 from ironsight.baremetal.conductor.task import NodeTask, TaskManager
@@ -26,6 +27,7 @@ from ironsight.common.exceptions import (
     InvalidParameterValue,
     InvalidStateRequested,
     IronsightError,
+    NotFound,
 )
 from ironsight.common.ring import Share
 from ironsight.common.workers import WorkerPool
@@ -61,8 +63,13 @@ class Conductor:
 
     @property
     def host(self) -> str:
-        """What node documents show as their conductor."""
+        """This replica's host: its conductor's hostname in the API (conductor/hosts.py)."""
         return self.conf.DEFAULT.host
+
+    def host_for(self, node_uuid: str) -> str:
+        """The node's `conductor` in the API: the host of the live replica whose periodic
+        share the node is in (as Ironic's hash ring maps a node to a conductor)."""
+        return host_of(self.share.owner(node_uuid))
 
     # --- provisioning ---------------------------------------------------------------------
 
@@ -121,6 +128,19 @@ class Conductor:
     async def continue_inspection(self, report: dict[str, Any],
                                   token: str | None = None) -> dict[str, Any]:
         return await self.inspection.continue_inspection(report, token)
+
+    async def node_inventory(self, ident: str) -> dict[str, Any]:
+        """The latest inspection's inventory and plugin data of a node, from the service
+        that keeps them (discoverd), through the first loaded inspect interface that reads
+        them (all ask the same discoverd): the data belong to the node whatever its driver
+        is now."""
+        node = await self.records.get_node(ident)
+        keeper = next((d.inspect for d in self.drivers.values()
+                       if d.inspect is not None and d.inspect.keeps_inventory), None)
+        found = await keeper.inventory(node["uuid"]) if keeper is not None else None
+        if found is not None:
+            return found
+        raise NotFound(f"Node inventory record for node {node['uuid']} could not be found.")
 
     # --- power and management -------------------------------------------------------------
 

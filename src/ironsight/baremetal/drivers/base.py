@@ -181,6 +181,8 @@ class InspectInterface(BaseInterface):
     # conductor waits before it starts again.
     start_attempts: int = 1
     start_grace: dt.timedelta = dt.timedelta(0)
+    # Whether `inventory` reads the findings of inspections from where they are kept.
+    keeps_inventory: bool = False
 
     @abc.abstractmethod
     async def start(self, node: NodeContext, *, again: bool = False) -> InspectOutcome:
@@ -207,6 +209,11 @@ class InspectInterface(BaseInterface):
         """Hand over a ramdisk's report posted to the bare-metal API (`accepts_reports`),
         with the callback token it came with (None: none)."""
         raise UnsupportedDriverExtension(f"The {self.name} inspect interface takes no reports.")
+
+    async def inventory(self, uuid: str) -> dict[str, Any] | None:
+        """The latest inspection's findings about node `uuid`, as `GET /v1/nodes/{node}/
+        inventory` shows them (`inventory`, `plugin_data`); None when none are kept."""
+        return None
 
     @property
     def pending_abort_key(self) -> str:

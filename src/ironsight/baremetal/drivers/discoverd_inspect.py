@@ -101,7 +101,7 @@ class DiscoverdInspect(InspectInterface):
         self.client_lib = load_client(conf, self.client_module) if self.enabled else None
         self.poll_period = conf.discoverd.status_check_period if self.enabled else 0.0
         self.busy_poll_period = min(conf.discoverd.busy_status_check_period, self.poll_period)
-        self.accepts_reports = self.enabled
+        self.accepts_reports = self.keeps_inventory = self.enabled
         # discoverd may not know a node yet, or still report its previous introspection, for
         # this long after the node entered `inspect wait` (our state change comes first)
         self.grace = self.start_grace = dt.timedelta(seconds=conf.discoverd.start_grace_period)
@@ -216,3 +216,24 @@ class DiscoverdInspect(InspectInterface):
         except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
             raise IronsightError(exc.message, code=exc.status_code or 503) from None
         return result if isinstance(result, dict) else {}
+
+    async def inventory(self, uuid: str) -> dict[str, Any] | None:
+        """discoverd's processed data of the node's latest introspection, split as Ironic
+        stores it: the ramdisk's `inventory`, and what processing found beside it (root disk,
+        interfaces, MACs, local_gb...) as `plugin_data`, without the ramdisk's logs. None when
+        discoverd is disabled or has no data; a discoverd that cannot answer is a 503."""
+        if not self.enabled:
+            return None
+        try:
+            data = await self.client().get_data(uuid)
+        except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
+            if exc.status_code == 404:
+                return None
+            raise IronsightError(f"The node's inventory could not be read from discoverd: "
+                                 f"{exc.message}", code=503) from None
+        if not isinstance(data, dict):
+            return None
+        plugin_data = {k: v for k, v in data.items() if k not in ("inventory", "logs")}
+        inventory = data.get("inventory")
+        return {"inventory": inventory if isinstance(inventory, dict) else {},
+                "plugin_data": plugin_data}
