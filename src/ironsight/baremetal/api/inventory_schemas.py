@@ -122,15 +122,14 @@ class DeployTemplateFields(_Strict):
 
 
 class RunbookFields(_Strict):
-    name: str
+    # 1.112 allows any name usable in a URL path; below, runbooks.py asks for a trait
+    name: str = Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9\-._~]+$")
     steps: list[RunbookStep] = Field(min_length=1)
     description: str | None = Field(default=None, max_length=255)
     disable_ramdisk: IronicBool = False
     public: IronicBool = False
     owner: str | None = Field(default=None, max_length=255)
     extra: Obj = Field(default_factory=dict)
-
-    _trait = field_validator("name")(classmethod(lambda cls, v: check_trait(v)))
 
 
 ConnectorType = Literal["iqn", "ip", "mac", "wwnn", "wwpn", "port", "portgroup"]

@@ -47,6 +47,10 @@ class Resource:
     # checks in the write's transaction (say, a portgroup with ports can not be deleted)
     check_write: Check | None = None
     check_delete: Check | None = None
+    # shown, but changed only through a sub-resource (say, a runbook's traits)
+    output_only: frozenset[str] = frozenset()
+    # version-dependent checks of a new or patched resource's values (say, runbook names)
+    check_values: Callable[[Ctx, Row], None] | None = None
 
     def gate(self, ctx: Ctx) -> None:
         """Below the version that introduced it, the resource does not exist (Ironic: 404)."""
@@ -151,10 +155,12 @@ def build(res: Resource) -> list[Route]:
         if not isinstance(body, dict):
             raise Invalid(f"Request body must be a JSON object describing the "
                           f"{res.kind.what.lower()}.")
-        unknown = sorted(set(body) - {f for f in res.shown_fields(ctx)} - {"uuid"})
+        unknown = sorted(set(body) - (set(res.shown_fields(ctx)) - res.output_only) - {"uuid"})
         if unknown:
             raise Invalid(f"Unknown field(s) for {res.kind.what.lower()}: {', '.join(unknown)}")
         values = validated(res, {k: v for k, v in body.items() if k != "uuid"})
+        if res.check_values is not None:
+            res.check_values(ctx, values)
         if body.get("uuid") is not None:
             if not is_uuid_like(str(body["uuid"])):
                 raise Invalid(f"Expected UUID for uuid: {body['uuid']}")
@@ -172,6 +178,8 @@ def build(res: Resource) -> list[Route]:
         patched = schemas.apply_patch(current, ops, set(res.patchable))
         values = validated(res, {k: v for k, v in patched.items() if v is not None
                                  or k in res.model.model_fields})
+        if res.check_values is not None:
+            res.check_values(ctx, values)
         row = await ctx.deps.records.inventory.update(res.kind, row, values, res.check_write)
         return 200, res.doc(ctx, row, res.shown_fields(ctx))
 

@@ -42,7 +42,8 @@ DEPLOY_TEMPLATES = Kind(deploy_templates, "Deploy template", named=True, duplica
     ("name", "A deploy template with name {name} already exists."),),
     json_defaults={"extra": {}})
 RUNBOOKS = Kind(runbooks, "Runbook", named=True, duplicates=(
-    ("name", "A runbook with name {name} already exists."),), json_defaults={"extra": {}})
+    ("name", "A runbook with name {name} already exists."),),
+    json_defaults={"extra": {}, "traits": []})
 VOLUME_CONNECTORS = Kind(volume_connectors, "Volume connector", duplicates=(
     ("type", "A volume connector with type {type} and connector ID {connector_id} "
              "already exists."),), json_defaults={"extra": {}})
@@ -123,6 +124,14 @@ class Inventory:
                 if check is not None:
                     await check(conn, row, changes)
                 await inv.update_(conn, kind, row, changes)
+            return await inv.get(conn, kind, row["uuid"])
+
+    async def change(self, kind: Kind, ident: str, change: Callable[[Row], Row]) -> Row:
+        """Apply `change` (row -> new values) to a fresh, locked copy of the row, in one
+        transaction: concurrent changes of a list (say, a runbook's traits) lose nothing."""
+        async with self.db.begin() as conn:
+            row = await inv.get(conn, kind, ident, lock=True)
+            await inv.update_(conn, kind, row, change(row))
             return await inv.get(conn, kind, row["uuid"])
 
     async def delete(self, kind: Kind, row: Row, check: Check | None = None) -> None:

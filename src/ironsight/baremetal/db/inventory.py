@@ -58,7 +58,7 @@ def _duplicate(kind: Kind, exc: IntegrityError, values: Row) -> Conflict:
     return Conflict(f"Conflicting {kind.what.lower()}: {exc.orig}")
 
 
-async def get(conn: Conn, kind: Kind, ident: str) -> Row:
+async def get(conn: Conn, kind: Kind, ident: str, lock: bool = False) -> Row:
     t = kind.table
     if is_uuid_like(ident):
         cond = t.c.uuid == ident.lower()
@@ -66,7 +66,10 @@ async def get(conn: Conn, kind: Kind, ident: str) -> Row:
         cond = t.c.name == ident
     else:
         raise kind.not_found(ident)
-    row = (await conn.execute(kind.select().where(cond))).mappings().first()
+    query = kind.select().where(cond)
+    if lock:
+        query = query.with_for_update(of=kind.table)
+    row = (await conn.execute(query)).mappings().first()
     if row is None:
         raise kind.not_found(ident)
     return dict(row)

@@ -205,6 +205,9 @@ runbooks = Table(
     Column("public", Boolean, nullable=False, default=False),
     Column("owner", String(255), nullable=True),
     Column("extra", JSON, nullable=False, default=dict),
+    # 1.112: traits of their own (before, the name was the one trait), changed only
+    # through /v1/runbooks/{ident}/traits
+    Column("traits", JSON, nullable=False, default=list),
     *_stamps(),
 )
 
