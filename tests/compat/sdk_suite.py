@@ -53,13 +53,6 @@ KNOWN_FAILURES: dict[str, str] = {
         "/v1/inspection_rules is not implemented yet (404; issue 13's rules)",
     "test_inspection_rules.TestBareMetalInspectionRule.test_inspection_rule_patch":
         "/v1/inspection_rules is not implemented yet (404; issue 13's rules)",
-    # test_runbooks
-    "test_runbooks.TestBareMetalRunbookTraits.test_runbook_add_remove_trait":
-        "runbook traits (1.112) not implemented: a runbook shows no traits",
-    "test_runbooks.TestBareMetalRunbookTraits.test_runbook_logical_name":
-        "runbook names must look like traits (Ironic allows plain names from 1.112)",
-    "test_runbooks.TestBareMetalRunbookTraits.test_runbook_set_traits":
-        "/v1/runbooks/{id}/traits not implemented (404)",
 }
 
 
