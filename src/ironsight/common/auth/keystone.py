@@ -14,7 +14,6 @@ reader): the highest the token carries is the caller's role.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import hashlib
 import logging
@@ -27,7 +26,7 @@ from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1.identity import generic
 
 from ironsight.common.auth.identity import ROLE_NAMES, Identity, Role
-from ironsight.common.auth.middleware import Forbidden, Unavailable
+from ironsight.common.auth.middleware import Forbidden, OnceAtATime, Unavailable
 from ironsight.common.config import Config
 from ironsight.common.exceptions import ConfigError
 
@@ -80,6 +79,7 @@ class Keystone:
         self.cache_time = section.token_cache_time
         self.projects = frozenset(section.allowed_projects)
         self._known: OrderedDict[bytes, tuple[float, Identity]] = OrderedDict()
+        self._checks = OnceAtATime()
 
     async def identify(self, headers: Mapping[str, str]) -> Identity | None:
         token = headers.get("x-auth-token")
@@ -92,8 +92,8 @@ class Keystone:
                 self._known.move_to_end(key)
                 return known[1]
             del self._known[key]
-        found = await asyncio.to_thread(self._validate, token)
-        if found is None:
+        found = await self._checks.run(key, lambda: self._validate(token))
+        if not isinstance(found, access.AccessInfo):
             return None
         identity = self._identity(found)
         self._remember(key, identity, found.expires)

@@ -66,6 +66,23 @@ def basic_credentials(authorization: str | None) -> tuple[str, str] | None:
     return (user, password) if sep and user else None
 
 
+class OnceAtATime:
+    """Slow checks (bcrypt, a round trip to Keystone) run in a thread, and once for a burst of
+    requests with the same credentials (a client opening its connections at once), not once
+    per request: concurrent callers with the same key share the one running check."""
+
+    def __init__(self) -> None:
+        self._running: dict[object, asyncio.Future[object]] = {}
+
+    async def run(self, key: object, check: Callable[[], object]) -> object:
+        pending = self._running.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(asyncio.to_thread(check))
+            self._running[key] = pending
+            pending.add_done_callback(lambda _: self._running.pop(key, None))
+        return await asyncio.shield(pending)
+
+
 class HttpBasic:
     """Users of an htpasswd file, each with the role configured for them."""
 
@@ -78,7 +95,7 @@ class HttpBasic:
         self.users = users
         self.roles = dict(roles)
         self.default_role = default_role
-        self._checking: dict[tuple[str, str], asyncio.Future[bool]] = {}
+        self._checks = OnceAtATime()
 
     async def identify(self, headers: Mapping[str, str]) -> Identity | None:
         credentials = basic_credentials(headers.get("authorization"))
@@ -88,21 +105,11 @@ class HttpBasic:
         role = self.roles.get(user, self.default_role)
         if role is None:
             return None
-        if not self.users.remembered(user, password) and not await self._check(user, password):
+        # bcrypt is slow on purpose: off the event loop, once per burst (OnceAtATime)
+        if not self.users.remembered(user, password) and not await self._checks.run(
+                (user, password), lambda: self.users.check(user, password)):
             return None
         return Identity(user, role)
-
-    async def _check(self, user: str, password: str) -> bool:
-        """bcrypt is slow on purpose: off the event loop, so that one check does not stall
-        every other request; and once for a burst of requests with the same credentials (a
-        client opening its connections at once), not once per request."""
-        key = (user, password)
-        pending = self._checking.get(key)
-        if pending is None:
-            pending = asyncio.ensure_future(asyncio.to_thread(self.users.check, user, password))
-            self._checking[key] = pending
-            pending.add_done_callback(lambda _: self._checking.pop(key, None))
-        return await asyncio.shield(pending)
 
 
 Deny = Callable[[int, str, dict[str, str]], Response]
