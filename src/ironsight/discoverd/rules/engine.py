@@ -154,10 +154,12 @@ async def apply_rules(rules: Sequence[Rule], facts: Facts, *, mask: MaskPolicy,
                       api_call: ApiCall | None = None) -> Outcome:
     """Run `rules` (any order: sorted here by priority descending, stably) against `facts`
     (not modified) and return what they decided. A `fail` action stops the run."""
+    inventory = copy.deepcopy(facts.inventory)
     state = actions.RunState(node=copy.deepcopy(facts.node),
                              plugin_data=copy.deepcopy(facts.plugin_data),
-                             ports=copy.deepcopy(facts.ports), api_call=api_call)
-    views = _Views(copy.deepcopy(facts.inventory), state)
+                             ports=copy.deepcopy(facts.ports), api_call=api_call,
+                             inventory=inventory)
+    views = _Views(inventory, state)
     outcome = Outcome(node=state.node, plugin_data=state.plugin_data, ports=state.ports)
     for rule in sorted(rules, key=lambda r: -r.priority):
         trace = RuleTrace(rule.uuid, rule.description, matched=False)

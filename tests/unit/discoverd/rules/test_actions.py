@@ -266,3 +266,29 @@ async def test_without_a_transport_api_call_is_only_recorded() -> None:
 async def test_every_log_level(level: str) -> None:
     outcome = await run(rule(act("log", msg="m", level=level.upper())))
     assert outcome.logs[0].level == level
+
+
+async def test_a_port_may_be_named_by_its_inventory_interface() -> None:
+    outcome = await run(rule(act("set-port-attribute", port_id="eth1", path="extra.nic",
+                                 value="second")))
+    assert outcome.port_patches == {PORT2: [{"op": "add", "path": "/extra/nic",
+                                             "value": "second"}]}
+
+
+async def test_lldp_data_sets_each_ports_switch_port() -> None:
+    lldp = {"eth0": {"switch_chassis_id": "00:11:22:33:44:55", "switch_port_id": "Te1/1",
+                     "switch_system_name": "leaf-1"},
+            "eth1": {"switch_chassis_id": "00:11:22:33:44:66", "switch_port_id": "Te1/2",
+                     "switch_system_name": "leaf-2"}}
+    the_facts = facts(plugin_data={"parsed_lldp": lldp})
+    outcome = await run(rule({"op": "set-port-attribute", "loop": ["eth0", "eth1"], "args": {
+        "port_id": "{item}", "path": "local_link_connection",
+        "value": {"switch_id": "{{plugin_data[parsed_lldp][{item}][switch_chassis_id]}}",
+                  "port_id": "{{plugin_data[parsed_lldp][{item}][switch_port_id]}}",
+                  "switch_info": "{{plugin_data[parsed_lldp][{item}][switch_system_name]}}"}}}),
+        the_facts=the_facts)
+    assert outcome.port_patches[PORT2] == [
+        {"op": "add", "path": "/local_link_connection/switch_id", "value": "00:11:22:33:44:66"},
+        {"op": "add", "path": "/local_link_connection/port_id", "value": "Te1/2"},
+        {"op": "add", "path": "/local_link_connection/switch_info", "value": "leaf-2"}]
+    assert outcome.failure is None and outcome.warnings == []

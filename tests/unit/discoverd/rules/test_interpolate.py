@@ -77,3 +77,19 @@ def test_references_lists_each_path() -> None:
     assert references({"a": ["{inventory[memory][physical_mb]}", "{node.properties[x]}"],
                        "b": "no reference"}) == [("inventory", "memory", "physical_mb"),
                                                  ("node", "properties", "x")]
+
+
+def test_loops_format_references_an_item_carries() -> None:
+    looping = scope().with_item({"value": "{inventory[bmc_address]}"})
+    assert interpolate("{item[value]}", looping, []) == "192.0.2.1"
+
+
+def test_loops_format_references_built_from_the_item() -> None:
+    looping = Scope(node(), inventory(), {"parsed_lldp": {"eth0": {"switch_port_id": "Te1/1"}}},
+                    item="eth0")
+    assert interpolate("{{plugin_data[parsed_lldp][{item}][switch_port_id]}}", looping,
+                       []) == "Te1/1"
+
+
+def test_outside_loops_strings_are_formatted_once() -> None:
+    assert interpolate("{{inventory[bmc_address]}}", scope(), []) == "{inventory[bmc_address]}"
