@@ -158,6 +158,9 @@ async def _log(state: RunState, rule: Rule, args: dict[str, Any]) -> Changes:
 
 async def _set_attribute(state: RunState, rule: Rule, args: dict[str, Any]) -> Changes:
     parts = _checked(node_field, args["path"])
+    if len(parts) == 1 and parts[0] in NODE_DICT_FIELDS and not isinstance(args["value"], dict):
+        raise ActionError(f"node field {parts[0]!r} is an object; cannot set it to "
+                          f"{type(args['value']).__name__}")
     return _set(state.node, parts, args["value"], NODE_DICT_FIELDS, "/node")
 
 

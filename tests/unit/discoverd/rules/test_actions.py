@@ -292,3 +292,9 @@ async def test_lldp_data_sets_each_ports_switch_port() -> None:
         {"op": "add", "path": "/local_link_connection/port_id", "value": "Te1/2"},
         {"op": "add", "path": "/local_link_connection/switch_info", "value": "leaf-2"}]
     assert outcome.failure is None and outcome.warnings == []
+
+
+async def test_an_object_field_cannot_be_set_to_text() -> None:
+    outcome = await run(rule(act("set-attribute", path="properties", value="{node.name}")))
+    assert outcome.failure is not None and "'properties' is an object" in outcome.failure
+    assert outcome.node_patch == []

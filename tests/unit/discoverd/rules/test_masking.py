@@ -53,3 +53,10 @@ async def test_a_sensitive_rules_trace_hides_its_values() -> None:
     assert trace.actions[0].changes == [{"op": "add", "path": "/node/extra/seen",
                                          "value": "***"}]
     assert "s3cret" not in repr(trace.to_dict())
+
+
+async def test_a_sensitive_rules_warnings_hide_their_text() -> None:
+    outcome = await run(rule({"op": "log", "args": {"msg": "{inventory[secret_thing]}"}},
+                             sensitive=True))
+    assert outcome.traces[0].warnings == ["(hidden: the rule is sensitive) warning 1"]
+    assert "secret_thing" not in " ".join(outcome.warnings)
