@@ -85,6 +85,37 @@ class Tree(machines.Tree):
         raw[0x1C:0x20] = extended_mb.to_bytes(4, "little")
         self.write(f"sys/firmware/dmi/entries/17-{index}/raw", bytes(raw) + b"DIMM\0\0")
 
+    def memory_blocks(self, block_size_hex: str, online: list[str]) -> None:
+        """/sys/devices/system/memory: the block size (hex, no 0x) and each block's `online`."""
+        self.write("sys/devices/system/memory/block_size_bytes", block_size_hex + "\n")
+        self.write("sys/devices/system/memory/auto_online_blocks", "online\n")
+        for index, state in enumerate(online):
+            self.write(f"sys/devices/system/memory/memory{index}/online", state + "\n")
+
+    def smbios_table(self, *structs: bytes) -> None:
+        """/sys/firmware/dmi/tables/DMI: the structures, then the end-of-table one."""
+        self.write("sys/firmware/dmi/tables/DMI",
+                   b"".join(structs) + smbios_structure(127, b"", []))
+
+
+def smbios_structure(kind: int, fields: bytes, strings: list[str], handle: int = 0) -> bytes:
+    """One SMBIOS structure: header, `fields` (from offset 4), then its string set."""
+    header = bytes([kind, 4 + len(fields)]) + handle.to_bytes(2, "little")
+    area = b"".join(s.encode() + b"\0" for s in strings) + b"\0" if strings else b"\0\0"
+    return header + fields + area
+
+
+def smbios_memory_device(size_field: int, locator: str, bank: str, *, extended_mb: int = 0,
+                         kind: int = 0x1A, speed: int = 2933) -> bytes:
+    """A type 17 structure (SMBIOS 3.2 layout up to Extended Size) with its two locators."""
+    fields = bytearray(0x28 - 4)
+    fields[0x0C - 4:0x0E - 4] = size_field.to_bytes(2, "little")
+    fields[0x10 - 4], fields[0x11 - 4] = 1, 2  # strings 1 and 2
+    fields[0x12 - 4] = kind
+    fields[0x15 - 4:0x17 - 4] = speed.to_bytes(2, "little")
+    fields[0x1C - 4:0x20 - 4] = extended_mb.to_bytes(4, "little")
+    return smbios_structure(17, bytes(fields), [locator, bank])
+
 
 def vpd_serial_page(serial: str) -> bytes:
     return bytes([0, 0x80, 0, len(serial)]) + serial.encode()
