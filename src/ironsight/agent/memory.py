@@ -49,7 +49,7 @@ def dmi_physical_mb(root: str) -> int:
 
 
 def blocks_physical_mb(root: str) -> int:
-    """Online blocks × block size; 0 when the kernel has no memory block devices."""
+    """Online blocks times the block size; 0 when the kernel has no memory block devices."""
     base = join(root, MEMORY_BLOCKS)
     size = (read(os.path.join(base, "block_size_bytes")) or "").strip()
     try:

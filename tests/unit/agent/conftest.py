@@ -92,6 +92,33 @@ class Tree(machines.Tree):
         for index, state in enumerate(online):
             self.write(f"sys/devices/system/memory/memory{index}/online", state + "\n")
 
+    def numa_node(self, node: int, size_kb: int, cores: dict[int, int]) -> None:
+        """/sys/devices/system/node/nodeN: its meminfo and cpuN links ({thread: core_id})."""
+        base = f"sys/devices/system/node/node{node}"
+        self.write(f"{base}/meminfo", f"Node {node} MemTotal:       {size_kb} kB\n"
+                                      f"Node {node} MemFree:        1000 kB\n")
+        for thread, core in cores.items():
+            self.write(f"sys/devices/system/cpu/cpu{thread}/topology/core_id", f"{core}\n")
+            self.link(f"{base}/cpu{thread}", f"sys/devices/system/cpu/cpu{thread}")
+
+    def pci_device(self, address: str, vendor: str, device: str, kind: str, *,
+                   revision: str | None = "0x01", numa: str | None = "-1",
+                   driver: str | None = None) -> None:
+        path = f"sys/devices/pci0000:00/{address}"
+        self.link(f"sys/bus/pci/devices/{address}", path)
+        for name, value in (("vendor", vendor), ("device", device), ("class", kind),
+                            ("revision", revision), ("numa_node", numa)):
+            if value is not None:
+                self.write(f"{path}/{name}", value + "\n")
+        if driver:
+            self.link(f"{path}/driver", f"sys/bus/pci/drivers/{driver}")
+
+    def usb_device(self, name: str, files: dict[str, str]) -> None:
+        path = f"sys/devices/pci0000:00/0000:00:14.0/usb1/{name}"
+        self.link(f"sys/bus/usb/devices/{name}", path)
+        for key, value in files.items():
+            self.write(f"{path}/{key}", value + "\n")
+
     def smbios_table(self, *structs: bytes) -> None:
         """/sys/firmware/dmi/tables/DMI: the structures, then the end-of-table one."""
         self.write("sys/firmware/dmi/tables/DMI",
