@@ -11,7 +11,8 @@ them, 0 meaning none (SMBIOS 3.x §6.1.2-3).
 `summary` gives IPA's `dmi` collector shape (dmidecode's field names, as
 ironic_python_agent.dmi_inspector parses them): `bios`, `cpu`, `memory` with its `devices`,
 plus `system` (type 1), and for each memory device its size in MiB as `size_mb`, which rules
-can compare as a number.
+can compare as a number. discoverd's data diff (`inventory_diff`) matches DIMMs on these
+names (slot, size, serial and part numbers).
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ def _fields(structure: Structure | None, offsets: dict[str, int]) -> dict[str, o
 def _device(device: Structure) -> dict[str, object]:
     size = device_size_mb(device)
     fields = _fields(device, {"Locator": 0x10, "Bank Locator": 0x11, "Manufacturer": 0x17,
-                              "Part Number": 0x1A})
+                              "Serial Number": 0x18, "Part Number": 0x1A})
     speed = device.word(0x15)
     kind = device.byte(0x12)
     return {"Size": size_text(size) if size else "No Module Installed", "size_mb": size,

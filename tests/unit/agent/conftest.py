@@ -133,15 +133,20 @@ def smbios_structure(kind: int, fields: bytes, strings: list[str], handle: int =
 
 
 def smbios_memory_device(size_field: int, locator: str, bank: str, *, extended_mb: int = 0,
-                         kind: int = 0x1A, speed: int = 2933) -> bytes:
-    """A type 17 structure (SMBIOS 3.2 layout up to Extended Size) with its two locators."""
+                         kind: int = 0x1A, speed: int = 2933, serial: str | None = None
+                         ) -> bytes:
+    """A type 17 structure (SMBIOS 3.2 layout up to Extended Size) with its two locators
+    and, when given, its serial number."""
     fields = bytearray(0x28 - 4)
+    if serial is not None:
+        fields[0x18 - 4] = 3
     fields[0x0C - 4:0x0E - 4] = size_field.to_bytes(2, "little")
     fields[0x10 - 4], fields[0x11 - 4] = 1, 2  # strings 1 and 2
     fields[0x12 - 4] = kind
     fields[0x15 - 4:0x17 - 4] = speed.to_bytes(2, "little")
     fields[0x1C - 4:0x20 - 4] = extended_mb.to_bytes(4, "little")
-    return smbios_structure(17, bytes(fields), [locator, bank])
+    return smbios_structure(17, bytes(fields), [locator, bank]
+                            + ([serial] if serial is not None else []))
 
 
 def vpd_serial_page(serial: str) -> bytes:

@@ -87,3 +87,8 @@ def test_a_truncated_table_keeps_the_complete_structures():
 def test_a_string_index_beyond_the_string_set_is_none():
     (structure,) = smbios.parse(smbios_structure(1, bytes([9, 0, 0]), ["only"]))
     assert structure.string(4) is None
+
+
+def test_a_dimm_serial_number_is_reported_for_the_data_diff(tree):
+    tree.smbios_table(smbios_memory_device(8192, "A1", "B0", serial="3A1F00C2"))
+    assert smbios.summary(str(tree))["memory"]["devices"][0]["Serial Number"] == "3A1F00C2"
