@@ -8,9 +8,9 @@ virtual BMCs driving QEMU (TCG), the real discovery ramdisk. Five VMs:
   4/5/6 GiB disks) are inspected at once through the bare-metal API;
 * lab-4 is enrolled but never inspected: the PXE filter denies its MAC, so when it is powered
   on by hand through its BMC dnsmasq ignores it;
-* lab-5 has ten more small disks, which makes its agent's report larger than this lab's
-  `[introspection] max_callback_size` (8 KiB; the other VMs' reports are ~5 KiB, with their
-  PCI devices, DMI and LLDP; each extra disk adds a disk and a PCI device): discoverd
+* lab-5 has sixteen more small disks, which makes its agent's report larger than this lab's
+  `[introspection] max_callback_size` (8 KiB; the other VMs' reports are ~4-5 KiB with their
+  PCI devices, DMI and LLDP; each extra disk adds a disk and a PCI device, ~0.5 KiB): discoverd
   answers 413, the agent exits 1, and the ramdisk's /init posts its fallback error report,
   which must end the inspection in `inspect failed` with that error. (The agent itself has
   no per-VM way to fail: its collectors survive any VM hardware, and the kernel command
@@ -62,7 +62,7 @@ def _lab_vms() -> list[LabVm]:
     vms.append(LabVm(VmSpec(name=DENIED, mac="52:54:00:1a:00:04", tap="tap4", cpus=1,
                             memory_mb=256, disk_gb=4), "pxe_ipminative", 6233))
     vms.append(LabVm(VmSpec(name=FAILING, mac="52:54:00:1a:00:05", tap="tap5", cpus=1,
-                            memory_mb=256, disk_gb=4, extra_disks_mb=(16,) * 10),
+                            memory_mb=256, disk_gb=4, extra_disks_mb=(16,) * 16),
                      "pxe_ipmitool", 6234))
     return vms
 
