@@ -111,8 +111,9 @@ def _optional(root: str, params: dict[str, str], inventory: dict[str, object],
     enabled, timeout = lldp.settings(params)
     if enabled:
         collectors.append("lldp")
-        raw = report.guard("lldp", lambda: _lldp(root, inventory, report, (
-            timeout if lldp_timeout is None else lldp_timeout)), None)
+        if lldp_timeout is not None:
+            timeout = lldp.bounded(lldp_timeout)
+        raw = report.guard("lldp", lambda: _lldp(root, inventory, report, timeout), None)
         if raw is not None:
             found["lldp_raw"] = raw
     if extra.wanted(params):
@@ -128,7 +129,8 @@ def _optional(root: str, params: dict[str, str], inventory: dict[str, object],
 def _lldp(root: str, inventory: dict[str, object], report: Report,
           timeout: float) -> dict[str, object]:
     """Listens on the NICs with carrier; each NIC's TLVs also go to its `lldp`, as IPA's."""
-    interfaces = [nic for nic in inventory["interfaces"] or []  # type: ignore[attr-defined]
+    listed = inventory["interfaces"]
+    interfaces = [nic for nic in (listed if isinstance(listed, list) else [])
                   if isinstance(nic, dict)]
     names = [str(nic["name"]) for nic in interfaces if nic.get("has_carrier")]
     raw = lldp.collect(root, names, timeout, is_live(root), report.warnings)

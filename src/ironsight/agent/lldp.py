@@ -51,9 +51,14 @@ def settings(params: dict[str, str]) -> tuple[bool, float]:
         timeout = float(params.get("ipa-lldp-timeout", DEFAULT_TIMEOUT))
     except ValueError:
         timeout = DEFAULT_TIMEOUT
-    if timeout != timeout or timeout < 0:  # NaN or negative
-        timeout = DEFAULT_TIMEOUT
-    return enabled, min(timeout, MAX_TIMEOUT)
+    return enabled, bounded(timeout)
+
+
+def bounded(timeout: float) -> float:
+    """NaN or negative: the default; beyond MAX_TIMEOUT (infinity too): MAX_TIMEOUT."""
+    if timeout != timeout or timeout < 0:
+        return DEFAULT_TIMEOUT
+    return min(timeout, MAX_TIMEOUT)
 
 
 def parse_frame(frame: bytes) -> Tlvs | None:

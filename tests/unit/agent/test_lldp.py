@@ -82,6 +82,12 @@ def test_the_timeout_is_capped(value):
     assert timeout == lldp.MAX_TIMEOUT and not math.isinf(timeout)
 
 
+def test_a_command_line_override_is_bounded_the_same_way():
+    assert (lldp.bounded(float("nan")), lldp.bounded(-2.0), lldp.bounded(1e6),
+            lldp.bounded(0.0)) == (lldp.DEFAULT_TIMEOUT, lldp.DEFAULT_TIMEOUT,
+                                   lldp.MAX_TIMEOUT, 0.0)
+
+
 def test_fixture_frames_are_read_for_the_listed_interfaces(tree):
     tree.write("lldp/eth0", frame(SWITCH))
     tree.write("lldp/eth1", frame(Port("02:00:00:00:00:02", "other")))
