@@ -8,8 +8,9 @@ virtual BMCs driving QEMU (TCG), the real discovery ramdisk. Five VMs:
   4/5/6 GiB disks) are inspected at once through the bare-metal API;
 * lab-4 is enrolled but never inspected: the PXE filter denies its MAC, so when it is powered
   on by hand through its BMC dnsmasq ignores it;
-* lab-5 has ten more small disks, which makes its agent's report larger than this lab's
-  `[introspection] max_callback_size` (4 KiB; the other VMs' reports are ~2 KiB): discoverd
+* lab-5 has sixteen more small disks, which makes its agent's report larger than this lab's
+  `[introspection] max_callback_size` (8 KiB; the other VMs' reports are ~4-5 KiB with their
+  PCI devices, DMI and LLDP; each extra disk adds a disk and a PCI device, ~0.5 KiB): discoverd
   answers 413, the agent exits 1, and the ramdisk's /init posts its fallback error report,
   which must end the inspection in `inspect failed` with that error. (The agent itself has
   no per-VM way to fail: its collectors survive any VM hardware, and the kernel command
@@ -34,6 +35,7 @@ import pytest
 
 from ironsight.client.http import ApiClient
 from ironsight.lab.lifecycle import running
+from ironsight.lab.lldp import CHASSIS_MAC, PORT_NAME
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import provision, wait_states
 from ironsight.lab.processes import log_tail
@@ -46,7 +48,7 @@ DENY_WINDOW = 25.0  # iPXE sends 4-5 DHCPDISCOVERs in that time
 NORMAL = ("lab-1", "lab-2", "lab-3")
 DENIED = "lab-4"
 FAILING = "lab-5"
-MAX_BODY = 4096
+MAX_BODY = 8192
 
 
 def _ramdisk_dir() -> Path:
@@ -60,7 +62,7 @@ def _lab_vms() -> list[LabVm]:
     vms.append(LabVm(VmSpec(name=DENIED, mac="52:54:00:1a:00:04", tap="tap4", cpus=1,
                             memory_mb=256, disk_gb=4), "pxe_ipminative", 6233))
     vms.append(LabVm(VmSpec(name=FAILING, mac="52:54:00:1a:00:05", tap="tap5", cpus=1,
-                            memory_mb=256, disk_gb=4, extra_disks_mb=(16,) * 10),
+                            memory_mb=256, disk_gb=4, extra_disks_mb=(16,) * 16),
                      "pxe_ipmitool", 6234))
     return vms
 
@@ -161,6 +163,20 @@ def test_three_vms_inspected_at_once(lab: Lab, client: ApiClient) -> None:
         for name in NORMAL:
             leases = lab.pxe_lines(f"{lab.vm(name).spec.mac} got the address")
             assert len(leases) >= 2, (name, leases)
+
+
+def test_each_vm_stored_its_own_switch_port_from_lldp(lab: Lab, client: ApiClient) -> None:
+    """The lab daemon sends on each tap the bridge's MAC as chassis and the tap as port."""
+    chassis = [1, f"{CHASSIS_MAC:02x}" + lab.network.bridge_mac.replace(":", "")]
+    with diagnosed(lab, NORMAL):
+        for name in NORMAL:
+            spec = lab.vm(name).spec
+            stored = _get(client, f"/v1/nodes/{name}/inventory")
+            port = [2, f"{PORT_NAME:02x}" + spec.tap.encode().hex()]
+            (nic,) = [n for n in stored["inventory"]["interfaces"]
+                      if n["mac_address"] == spec.mac]
+            assert chassis in nic["lldp"] and port in nic["lldp"], (name, nic["lldp"])
+            assert stored["plugin_data"]["lldp_raw"][nic["name"]] == nic["lldp"], name
 
 
 def test_denied_mac_gets_no_lease(lab: Lab, client: ApiClient) -> None:

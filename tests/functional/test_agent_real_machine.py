@@ -65,6 +65,58 @@ def test_memory_is_reported(printed):
     assert memory["physical_mb"] * 1024 * 1024 >= memory["total"]
 
 
+def _online_memory_blocks_mb() -> int | None:
+    base = Path("/sys/devices/system/memory")
+    if not (base / "block_size_bytes").exists():
+        return None
+    block = int((base / "block_size_bytes").read_text(), 16)
+    online = sum(1 for p in base.glob("memory*/online") if p.read_text().strip() == "1")
+    return online * block // 2**20
+
+
+def _dmi_readable() -> bool:
+    try:
+        return bool(Path("/sys/firmware/dmi/tables/DMI").read_bytes())
+    except OSError:
+        return False
+
+
+def test_physical_mb_is_the_sum_of_online_memory_blocks(printed):
+    """Not MemTotal rounded (issue 13: 24192 instead of 24576 on a 24 GiB host)."""
+    expected = _online_memory_blocks_mb()
+    if expected is None:
+        pytest.skip("this kernel has no memory block devices")
+    if _dmi_readable():
+        pytest.skip("SMBIOS is readable here: physical_mb comes from the DIMMs")
+    assert printed["inventory"]["memory"]["physical_mb"] == expected
+
+
+def test_numa_topology_lists_the_machines_nodes_and_threads(printed):
+    nodes = sorted(int(p.name[4:]) for p in Path("/sys/devices/system/node").glob("node*")
+                   if p.name[4:].isdigit())
+    if not nodes:
+        pytest.skip("no NUMA nodes in sysfs")
+    topology = printed["numa_topology"]
+    assert [ram["numa_node"] for ram in topology["ram"]] == nodes
+    threads = sum(len(cpu["thread_siblings"]) for cpu in topology["cpus"])
+    assert threads == len(list(Path("/sys/devices/system/node").glob("node*/cpu[0-9]*")))
+
+
+def test_pci_devices_are_the_machines(printed):
+    base = Path("/sys/bus/pci/devices")
+    expected = sorted(p.name for p in base.iterdir()) if base.exists() else []
+    assert sorted(device["address"] for device in printed["pci_devices"]) == expected
+
+
+def test_usb_devices_are_the_machines_non_hub_devices(printed):
+    base = Path("/sys/bus/usb/devices")
+    expected = sorted(p.name for p in base.iterdir() if ":" not in p.name
+                      and (p / "idVendor").exists()
+                      and (p / "bDeviceClass").read_text().strip() != "09") \
+        if base.exists() else []
+    assert len(printed["usb_devices"]) == len(expected)
+
+
 def test_interfaces_are_the_machines_device_backed_ones(printed):
     names = {nic["name"] for nic in printed["inventory"]["interfaces"]}
     assert names == _expected_interfaces()

@@ -9,7 +9,7 @@ import argparse
 import json
 import os
 
-from . import __version__, cmdline, document, post
+from . import __version__, cmdline, document, lldp, post
 
 EXIT_OK, EXIT_POST_FAILED, EXIT_NO_URL = 0, 1, 2
 
@@ -42,6 +42,10 @@ def parser(prog: str | None = None) -> argparse.ArgumentParser:
                         f"{post.MAX_DELAY:g} s (default: %(default)s)")
     p.add_argument("--timeout", type=float, default=post.TIMEOUT, metavar="SECONDS",
                    help="timeout of one request (default: %(default)s)")
+    p.add_argument("--lldp-timeout", type=float, metavar="SECONDS",
+                   help="how long to wait for LLDP frames (0: do not wait); default: the "
+                        "kernel command line's ipa-lldp-timeout, else "
+                        f"{lldp.DEFAULT_TIMEOUT:g}")
     p.add_argument("--version", action="version", version=f"ironsight-agent {__version__}")
     return p
 
@@ -54,7 +58,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         post.log("no callback URL: pass --callback-url or boot with "
                  + "= or ".join(cmdline.CALLBACK_KEYS) + "=")
         return EXIT_NO_URL
-    doc = document.build(args.root, params)
+    doc = document.build(args.root, params, lldp_timeout=args.lldp_timeout)
     for warning in _strings(doc.get("warnings")):
         post.log("warning: " + warning)
     if doc.get("error"):

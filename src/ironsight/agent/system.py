@@ -9,6 +9,7 @@ from . import cmdline
 from .sysfs import is_live, join, read, run, which
 
 IPMITOOL_TIMEOUT = 10.0  # a wedged BMC must not hold the ramdisk
+_LAN6_SECTION = re.compile(r"^IPv6 (Static|Dynamic) Address \d+:\s*$")
 _LAN_FIELD = re.compile(r"^(IP Address|MAC Address)\s*:\s*(\S+)\s*$", re.MULTILINE)
 
 
@@ -43,14 +44,16 @@ def hostname(root: str = "/") -> str | None:
 
 
 def bmc(root: str = "/") -> dict[str, str | None]:
-    """BMC addresses from `ipmitool lan print` (default channel) on the live system only.
-
-    IPv6 (`lan6 print`) is not queried: `bmc_v6address` is always None.
-    """
-    output = None
+    """BMC addresses from `ipmitool lan print` and `lan6 print` (default channel) on the live
+    system only; `lan6` only when `lan` answered (no BMC: one timeout, not two)."""
+    output = v6_output = None
     if is_live(root) and which("ipmitool"):
         output = run(["ipmitool", "lan", "print"], timeout=IPMITOOL_TIMEOUT)
-    return parse_lan_print(output or "")
+        if output is not None:
+            v6_output = run(["ipmitool", "lan6", "print"], timeout=IPMITOOL_TIMEOUT)
+    found = parse_lan_print(output or "")
+    found["bmc_v6address"] = parse_lan6_print(v6_output or "")
+    return found
 
 
 def parse_lan_print(text: str) -> dict[str, str | None]:
@@ -60,3 +63,26 @@ def parse_lan_print(text: str) -> dict[str, str | None]:
     return {"bmc_address": address if address and address != "0.0.0.0" else None,
             "bmc_v6address": None,
             "bmc_mac": mac.lower() if mac and mac != "00:00:00:00:00:00" else None}
+
+
+def parse_lan6_print(text: str) -> str | None:
+    """The BMC's IPv6 address from `ipmitool lan6 print`, chosen as IPA does: an active
+    dynamic one (DHCPv6 or SLAAC) first, else an active enabled static one; never `::` nor
+    a link-local one. IPA answers `::/0` when there is none; we answer None (null)."""
+    sections: list[tuple[str, dict[str, str]]] = []
+    for line in text.splitlines():
+        section = _LAN6_SECTION.match(line.strip())
+        if section:
+            sections.append((section.group(1), {}))
+        elif sections and ":" in line:
+            key, _, value = line.strip().partition(":")
+            sections[-1][1][key.strip()] = value.strip()
+    for wanted in ("Dynamic", "Static"):
+        for kind, fields in sections:
+            usable = (fields.get("Source/Type") in ("DHCPv6", "SLAAC") if kind == "Dynamic"
+                      else fields.get("Enabled") == "yes")
+            address = fields.get("Address", "").split("/")[0]
+            if kind == wanted and usable and fields.get("Status") == "active" \
+                    and address.strip(":") and not address.lower().startswith("fe80:"):
+                return address
+    return None

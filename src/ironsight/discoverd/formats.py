@@ -8,17 +8,51 @@
 Processing works on the agent shape; a legacy report is converted, and its `local_gb` kept as
 given (the legacy ramdisk already subtracted the partitioning GiB). Unknown fields are kept:
 ramdisks send more than we read, and the stored data should show it.
+
+IPA's optional collector keys (`lldp_raw`, `numa_topology`, `pci_devices`, `usb_devices`,
+`dmi`, `data`) and `interfaces[].lldp` are checked for type and size, so that hooks and
+rules can read them without guarding every access: an LLDP TLV is `[type 0-127, hex value
+of at most 511 octets]` (the 9-bit TLV length), a list or map holds at most what a real
+machine could send (the `MAX_*` bounds). Anything beyond is a 400 naming the field; the
+body as a whole is bounded by `[introspection] max_callback_size` before this.
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 
 from ironsight.common.api.errors import format_validation_error
 from ironsight.common.exceptions import Invalid
+
+MAX_TLV_HEX = 2 * 511  # a TLV's 9-bit length: 511 octets, twice as many hex digits
+MAX_TLVS = 512  # an LLDPDU fits one Ethernet frame: at most ~750 empty TLVs, never useful
+MAX_LLDP_INTERFACES = 1024  # IPA sends every NIC; ironsight's agent at most 64
+MAX_NUMA_NODES = 1024
+MAX_CPUS = 65536
+MAX_DEVICES = 4096  # PCI functions (SR-IOV VFs included), NICs, USB devices, DIMMs
+MAX_SIBLINGS = 256
+MAX_EXTRA_ROWS = 100_000  # python-hardware with benchmarks sends a few thousand
+MAX_TEXT = 4096
+
+Text = Annotated[StrictStr, Field(max_length=MAX_TEXT)]
+Name = Annotated[StrictStr, Field(max_length=255)]
+TlvType = Annotated[StrictInt, Field(ge=0, le=127)]
+TlvValue = Annotated[StrictStr, Field(max_length=MAX_TLV_HEX, pattern=r"^[0-9a-fA-F]*$")]
+Tlvs = Annotated[list[tuple[TlvType, TlvValue]], Field(max_length=MAX_TLVS)]
+NumaNode = Annotated[StrictInt, Field(ge=-1, le=65535)]
+Scalar = StrictStr | StrictInt | StrictFloat | StrictBool | None
 
 
 class _Open(BaseModel):
@@ -31,6 +65,52 @@ class Interface(_Open):
     ipv4_address: str | None = None
     ipv6_address: str | None = None
     has_carrier: StrictBool | None = None
+    lldp: Tlvs | None = None
+
+
+class NumaRam(_Open):
+    numa_node: NumaNode
+    size_kb: StrictInt = Field(ge=0)
+
+
+class NumaCpu(_Open):
+    cpu: StrictInt = Field(ge=0)
+    numa_node: NumaNode
+    thread_siblings: list[Annotated[StrictInt, Field(ge=0)]] = Field(max_length=MAX_SIBLINGS)
+
+
+class NumaNic(_Open):
+    name: Name
+    numa_node: NumaNode
+
+
+class NumaTopology(_Open):
+    ram: list[NumaRam] = Field(default_factory=list, max_length=MAX_NUMA_NODES)
+    cpus: list[NumaCpu] = Field(default_factory=list, max_length=MAX_CPUS)
+    nics: list[NumaNic] = Field(default_factory=list, max_length=MAX_DEVICES)
+
+
+class PciDevice(_Open):
+    vendor_id: Annotated[StrictStr, Field(max_length=8)]
+    product_id: Annotated[StrictStr, Field(max_length=8)]
+
+
+class UsbDevice(_Open):
+    product: Text | None = None
+    vendor: Text | None = None
+    handle: Text | None = None
+
+
+class DmiMemory(_Open):
+    devices: list[dict[str, Scalar | list[Text]]] = Field(default_factory=list,
+                                                           max_length=MAX_DEVICES)
+
+
+class Dmi(_Open):
+    bios: dict[str, Scalar | list[Text]] = Field(default_factory=dict, max_length=256)
+    cpu: list[dict[str, Scalar | list[Text]]] = Field(default_factory=list,
+                                                      max_length=MAX_DEVICES)
+    memory: DmiMemory = Field(default_factory=DmiMemory)
 
 
 class Cpu(_Open):
@@ -61,6 +141,7 @@ class Inventory(_Open):
     disks: list[Disk] = Field(default_factory=list)
     bmc_address: str | None = None
     bmc_v6address: str | None = None
+    bmc_mac: Annotated[StrictStr, Field(max_length=64)] | None = None
     boot: Boot = Field(default_factory=Boot)
 
 
@@ -69,6 +150,13 @@ class AgentReport(_Open):
     root_disk: Disk | None = None
     boot_interface: str | None = None
     error: str | None = None
+    lldp_raw: dict[Name, Tlvs] | None = Field(default=None, max_length=MAX_LLDP_INTERFACES)
+    numa_topology: NumaTopology | None = None
+    pci_devices: list[PciDevice] | None = Field(default=None, max_length=MAX_DEVICES)
+    usb_devices: list[UsbDevice] | None = Field(default=None, max_length=MAX_DEVICES)
+    dmi: Dmi | None = None
+    data: list[Annotated[list[Scalar], Field(min_length=4, max_length=4)]] | None = Field(
+        default=None, max_length=MAX_EXTRA_ROWS)
 
 
 class LegacyInterface(_Open):

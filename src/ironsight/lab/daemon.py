@@ -4,8 +4,9 @@
 namespace, where the BMCs' sockets and the port forwards are created from inside the lab's
 namespace, so that nothing needs `ip netns exec` to reach the lab: the service reaches the
 BMCs on the namespace's 127.0.0.1, and operators, tests and ipmitool reach the APIs and the
-BMCs on root 127.0.0.1. It writes `daemon.json` once ready and powers every VM off on
-SIGTERM.
+BMCs on root 127.0.0.1. It also plays the switch's LLDP agent: a frame per VM tap every
+second, naming the tap as the port (`ironsight.lab.lldp`). It writes `daemon.json` once
+ready and powers every VM off on SIGTERM.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ironsight.common import logs
-from ironsight.lab import network
+from ironsight.lab import lldp, network
 from ironsight.lab.bmc import BmcServer, VirtualBmc
 from ironsight.lab.network import PortForward
 from ironsight.lab.qemu import QemuMachine
@@ -52,6 +53,7 @@ def run_daemon(state_dir: Path) -> int:
     bmcs: list[VirtualBmc] = []
     forwards: list[PortForward] = []
     server: BmcServer | None = None
+    sender: lldp.Sender | None = None
     try:
         with network.entered(net.namespace):
             for vm in lab.vms:
@@ -69,6 +71,8 @@ def run_daemon(state_dir: Path) -> int:
         forwards.append(_publish(net.namespace, ("127.0.0.1", NS_DISCOVERD_PORT),
                                  int(lab.state.get("discoverd_port_wanted", 0))))
         server = BmcServer(bmcs).start()
+        sender = lldp.Sender(net.namespace, lldp.ports(
+            net.bridge_mac, [vm.spec.tap for vm in lab.vms])).start()
         write_json(lab.state_dir / DAEMON_FILE, {
             "pid": os.getpid(), "api_port": forwards[0].address[1],
             "discoverd_port": forwards[1].address[1], "bmc_root_ports": root_ports})
@@ -80,6 +84,8 @@ def run_daemon(state_dir: Path) -> int:
             pass
         LOG.info("stopping: powering the VMs off")
     finally:
+        if sender is not None:
+            sender.close()
         _power_all_off(machines.values())
         if server is not None:
             server.stop()

@@ -140,7 +140,9 @@ def probe_imports(python: Path, agent_dir: Path = AGENT_DIR) -> tuple[Path, list
     """(stdlib dir, files of every module loaded) by one real run of the agent with `python`.
 
     Run as in the ramdisk: `-S -E`, the package copied alone, busybox as `ip` on PATH (so
-    the agent takes the same code paths), posting to a local server that accepts it.
+    the agent takes the same code paths), posting to a local server that accepts it. LLDP
+    sockets are opened but not waited on (`--lldp-timeout 0`): the build host's switch has
+    nothing to say to the ramdisk, and its modules are imported all the same.
     """
     with tempfile.TemporaryDirectory(prefix="ironsight-probe-") as tmp, _ProbeServer() as url:
         work = Path(tmp)
@@ -148,7 +150,8 @@ def probe_imports(python: Path, agent_dir: Path = AGENT_DIR) -> tuple[Path, list
         (work / "bin").mkdir()
         (work / "bin/ip").symlink_to(BUSYBOX)
         out = work / "modules.txt"
-        run([python, "-S", "-E", "-c", PROBE, out, "--callback-url", url, "--retries", "0"],
+        run([python, "-S", "-E", "-c", PROBE, out, "--callback-url", url, "--retries", "0",
+             "--lldp-timeout", "0"],
             cwd=work, env={"PATH": str(work / "bin")}, timeout=120)
         lines = out.read_text().splitlines()
     return Path(lines[0]), [Path(line) for line in lines[1:]]

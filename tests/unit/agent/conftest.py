@@ -85,6 +85,69 @@ class Tree(machines.Tree):
         raw[0x1C:0x20] = extended_mb.to_bytes(4, "little")
         self.write(f"sys/firmware/dmi/entries/17-{index}/raw", bytes(raw) + b"DIMM\0\0")
 
+    def memory_blocks(self, block_size_hex: str, online: list[str]) -> None:
+        """/sys/devices/system/memory: the block size (hex, no 0x) and each block's `online`."""
+        self.write("sys/devices/system/memory/block_size_bytes", block_size_hex + "\n")
+        self.write("sys/devices/system/memory/auto_online_blocks", "online\n")
+        for index, state in enumerate(online):
+            self.write(f"sys/devices/system/memory/memory{index}/online", state + "\n")
+
+    def numa_node(self, node: int, size_kb: int, cores: dict[int, int]) -> None:
+        """/sys/devices/system/node/nodeN: its meminfo and cpuN links ({thread: core_id})."""
+        base = f"sys/devices/system/node/node{node}"
+        self.write(f"{base}/meminfo", f"Node {node} MemTotal:       {size_kb} kB\n"
+                                      f"Node {node} MemFree:        1000 kB\n")
+        for thread, core in cores.items():
+            self.write(f"sys/devices/system/cpu/cpu{thread}/topology/core_id", f"{core}\n")
+            self.link(f"{base}/cpu{thread}", f"sys/devices/system/cpu/cpu{thread}")
+
+    def pci_device(self, address: str, vendor: str, device: str, kind: str, *,
+                   revision: str | None = "0x01", numa: str | None = "-1",
+                   driver: str | None = None) -> None:
+        path = f"sys/devices/pci0000:00/{address}"
+        self.link(f"sys/bus/pci/devices/{address}", path)
+        for name, value in (("vendor", vendor), ("device", device), ("class", kind),
+                            ("revision", revision), ("numa_node", numa)):
+            if value is not None:
+                self.write(f"{path}/{name}", value + "\n")
+        if driver:
+            self.link(f"{path}/driver", f"sys/bus/pci/drivers/{driver}")
+
+    def usb_device(self, name: str, files: dict[str, str]) -> None:
+        path = f"sys/devices/pci0000:00/0000:00:14.0/usb1/{name}"
+        self.link(f"sys/bus/usb/devices/{name}", path)
+        for key, value in files.items():
+            self.write(f"{path}/{key}", value + "\n")
+
+    def smbios_table(self, *structs: bytes) -> None:
+        """/sys/firmware/dmi/tables/DMI: the structures, then the end-of-table one."""
+        self.write("sys/firmware/dmi/tables/DMI",
+                   b"".join(structs) + smbios_structure(127, b"", []))
+
+
+def smbios_structure(kind: int, fields: bytes, strings: list[str], handle: int = 0) -> bytes:
+    """One SMBIOS structure: header, `fields` (from offset 4), then its string set."""
+    header = bytes([kind, 4 + len(fields)]) + handle.to_bytes(2, "little")
+    area = b"".join(s.encode() + b"\0" for s in strings) + b"\0" if strings else b"\0\0"
+    return header + fields + area
+
+
+def smbios_memory_device(size_field: int, locator: str, bank: str, *, extended_mb: int = 0,
+                         kind: int = 0x1A, speed: int = 2933, serial: str | None = None
+                         ) -> bytes:
+    """A type 17 structure (SMBIOS 3.2 layout up to Extended Size) with its two locators
+    and, when given, its serial number."""
+    fields = bytearray(0x28 - 4)
+    if serial is not None:
+        fields[0x18 - 4] = 3
+    fields[0x0C - 4:0x0E - 4] = size_field.to_bytes(2, "little")
+    fields[0x10 - 4], fields[0x11 - 4] = 1, 2  # strings 1 and 2
+    fields[0x12 - 4] = kind
+    fields[0x15 - 4:0x17 - 4] = speed.to_bytes(2, "little")
+    fields[0x1C - 4:0x20 - 4] = extended_mb.to_bytes(4, "little")
+    return smbios_structure(17, bytes(fields), [locator, bank]
+                            + ([serial] if serial is not None else []))
+
 
 def vpd_serial_page(serial: str) -> bytes:
     return bytes([0, 0x80, 0, len(serial)]) + serial.encode()

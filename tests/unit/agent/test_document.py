@@ -6,6 +6,9 @@ import json
 
 import ironsight
 from ironsight.agent import __version__, document, nics, system
+from ironsight.lab.lldp import Port, frame
+
+from .conftest import smbios_memory_device, smbios_structure
 
 IPA_TOP_LEVEL = {"inventory", "root_disk", "boot_interface", "configuration", "error"}
 IPA_INVENTORY = {"cpu", "memory", "disks", "interfaces", "bmc_address", "bmc_v6address",
@@ -49,7 +52,8 @@ def test_the_qemu_vm_document(qemu_vm):
 
 def test_configuration_names_the_agent_and_its_version(qemu_vm):
     assert document.build(str(qemu_vm))["configuration"] == {
-        "collectors": ["default"],
+        "collectors": ["default", "dmi-decode", "numa-topology", "pci-devices", "usb-devices",
+                       "lldp"],
         "managers": [{"name": "ironsight_agent", "version": __version__}]}
 
 
@@ -125,3 +129,67 @@ def test_an_empty_machine_still_gives_a_document(tree):
         "* no network interface found",
         "* collector memory failed: ValueError: no MemTotal in /proc/meminfo"]
     assert (doc["inventory"]["disks"], doc["root_disk"]) == ([], None)
+
+
+def test_lldp_tlvs_go_to_the_interface_and_to_lldp_raw(qemu_vm):
+    qemu_vm.write("lldp/eth0", frame(Port("02:00:0a:14:00:01", "tap1")))
+    doc = document.build(str(qemu_vm))
+    port_tlv = [2, "05" + b"tap1".hex()]
+    assert port_tlv in doc["inventory"]["interfaces"][0]["lldp"]
+    assert port_tlv in doc["lldp_raw"]["eth0"]
+
+
+def test_lldp_is_not_listened_for_on_an_interface_without_carrier(server):
+    server.write("lldp/eno2", frame(Port("02:00:0a:14:00:01", "p2")))
+    doc = document.build(str(server))
+    assert doc["lldp_raw"] == {}
+    assert [nic["lldp"] for nic in doc["inventory"]["interfaces"]] == [[], []]
+
+
+def test_ipa_collect_lldp_0_leaves_lldp_out(qemu_vm):
+    qemu_vm.write("lldp/eth0", frame(Port("02:00:0a:14:00:01", "tap1")))
+    doc = document.build(str(qemu_vm), {"ipa-collect-lldp": "0"})
+    assert "lldp_raw" not in doc and "lldp" not in doc["configuration"]["collectors"]
+    assert doc["inventory"]["interfaces"][0]["lldp"] == []
+
+
+def test_ipas_optional_collector_keys_are_sent(server):
+    server.numa_node(0, 1000, {0: 0})
+    server.pci_device("0000:00:00.0", "0x8086", "0x2020", "0x060000")
+    doc = document.build(str(server))
+    assert doc["numa_topology"]["ram"] == [{"numa_node": 0, "size_kb": 1000}]
+    assert [d["product_id"] for d in doc["pci_devices"]] == ["2020"]
+    assert doc["usb_devices"] == []
+    assert [d["size_mb"] for d in doc["dmi"]["memory"]["devices"]] == [16384] * 12 + [0]
+
+
+def test_no_numa_nodes_leaves_numa_topology_out(qemu_vm):
+    assert "numa_topology" not in document.build(str(qemu_vm))
+
+
+def test_a_failing_optional_collector_is_a_warning_and_its_key_is_left_out(tree, qemu_vm):
+    qemu_vm.mkdir("sys/devices/system/node/node0")  # no meminfo
+    doc = document.build(str(qemu_vm))
+    assert "numa_topology" not in doc and doc["error"] is None
+    assert any(w.startswith("collector numa-topology failed") for w in doc["warnings"])
+
+
+def test_firmware_comes_from_smbios_when_sysfs_dmi_is_missing(server):
+    for name in ("bios_vendor", "bios_version", "bios_date"):
+        server.remove(f"sys/class/dmi/id/{name}")
+    fields = bytearray(0x12 - 4)
+    fields[0], fields[1], fields[4] = 1, 2, 3
+    server.smbios_table(smbios_structure(0, bytes(fields), ["AMI", "3.1", "05/06/2022"]),
+                        smbios_memory_device(16384, "A1", "B0"))
+    firmware = document.build(str(server))["inventory"]["system_vendor"]["firmware"]
+    assert firmware == {"vendor": "AMI", "version": "3.1", "build_date": "05/06/2022"}
+
+
+def test_extra_hardware_is_sent_only_when_asked(server):
+    assert "data" not in document.build(str(server))
+    doc = document.build(str(server), {"ipa-inspection-collectors": "default,extra-hardware"})
+    assert "extra-hardware" in doc["configuration"]["collectors"]
+    assert all(len(row) == 4 and all(isinstance(v, str) for v in row) for row in doc["data"])
+    assert ["memory", "total", "size", str(12 * 16384 * 1024 * 1024)] in doc["data"]
+    assert ["network", "eno1", "serial", "3c:fd:fe:aa:bb:01"] in doc["data"]
+    assert ["disk", "sda", "size", str(937703088 * 512 // 1000**3)] in doc["data"]

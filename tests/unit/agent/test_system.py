@@ -64,3 +64,47 @@ def test_an_unconfigured_bmc_has_no_address():
 def test_bmc_is_not_queried_in_a_fixture_tree(server, monkeypatch):
     monkeypatch.setattr(system, "run", lambda *a, **k: LAN_PRINT)
     assert system.bmc(str(server))["bmc_address"] is None
+
+
+LAN6_PRINT = """\
+IPv6/IPv4 Support:        IPv6 and IPv4 supported
+IPv6/IPv4 Addressing Enables: both
+IPv6 Static Address 0:
+    Enabled:        yes
+    Address:        2001:db8::10/64
+    Status:         active
+IPv6 Static Address 1:
+    Enabled:        no
+    Address:        ::/0
+    Status:         disabled
+IPv6 Dynamic Address 0:
+    Source/Type:    SLAAC
+    Address:        fe80::1/64
+    Status:         active
+IPv6 Dynamic Address 1:
+    Source/Type:    DHCPv6
+    Address:        2001:db8::55/64
+    Status:         active
+"""
+
+
+def test_bmc_v6address_prefers_an_active_dynamic_address():
+    assert system.parse_lan6_print(LAN6_PRINT) == "2001:db8::55"
+
+
+def test_bmc_v6address_falls_back_to_an_enabled_static_address():
+    static_only = LAN6_PRINT.split("IPv6 Dynamic Address 1:")[0]
+    assert system.parse_lan6_print(static_only) == "2001:db8::10"
+
+
+def test_bmc_v6address_is_none_without_a_usable_address():
+    text = ("IPv6 Static Address 0:\n    Enabled:        yes\n    Address:        ::/0\n"
+            "    Status:         active\nIPv6 Dynamic Address 0:\n"
+            "    Source/Type:    DHCPv6\n    Address:        2001:db8::1/64\n"
+            "    Status:         disabled\n")
+    assert system.parse_lan6_print(text) is None
+
+
+def test_a_fixture_tree_runs_no_ipmitool_and_has_no_bmc(qemu_vm):
+    assert system.bmc(str(qemu_vm)) == {"bmc_address": None, "bmc_v6address": None,
+                                        "bmc_mac": None}

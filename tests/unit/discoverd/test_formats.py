@@ -166,3 +166,81 @@ def test_boot_interface_is_read_as_a_lowercase_mac(value: str, mac: str) -> None
 @pytest.mark.parametrize("value", [None, ""])
 def test_no_boot_interface_is_no_mac(value: str | None) -> None:
     assert mac_from_boot_interface(value) is None
+
+
+# --- IPA's optional collector keys: accepted with their shapes, bounded --------------------------
+
+IRONSIGHT_AGENT_EXTRAS: dict[str, Any] = {
+    "lldp_raw": {"eth0": [[1, "0402000a140001"], [2, "0574617031"], [5, "fffe80"]]},
+    "numa_topology": {"ram": [{"numa_node": 0, "size_kb": 24683792}],
+                      "cpus": [{"cpu": 0, "numa_node": 0, "thread_siblings": [0, 2]}],
+                      "nics": [{"name": "eth0", "numa_node": -1}]},
+    "pci_devices": [{"vendor_id": "8086", "product_id": "1572", "class": "020000",
+                     "revision": "01", "bus": "0000:19:00.0", "numa_node_id": "0",
+                     "address": "0000:19:00.0", "numa_node": 0, "driver": "i40e"}],
+    "usb_devices": [{"product": "USB Keyboard", "vendor": "Logitech", "handle": "USB:1:3",
+                     "vendor_id": "046d", "product_id": "c31c"}],
+    "dmi": {"bios": {"Vendor": "SeaBIOS"}, "system": {}, "cpu": [],
+            "memory": {"devices": [{"Size": "16 GB", "size_mb": 16384, "Locator": "A1"}]}},
+    "data": [["memory", "total", "size", "25769803776"], ["cpu", "logical", "number", 4]],
+}
+
+
+def test_the_agents_optional_collector_keys_are_accepted_and_kept() -> None:
+    report = agent_report(**IRONSIGHT_AGENT_EXTRAS)
+    report["inventory"]["interfaces"][0]["lldp"] = [[1, "0402000a140001"]]
+    report["inventory"]["bmc_mac"] = "52:54:00:aa:bb:cc"
+    assert normalize(report) == report
+
+
+def test_a_tlv_value_of_511_octets_is_accepted() -> None:
+    report = agent_report(lldp_raw={"eth0": [[127, "ab" * 511]]})
+    assert normalize(report)["lldp_raw"]["eth0"][0][1] == "ab" * 511
+
+
+@pytest.mark.parametrize(("lldp_raw", "field"), [
+    ({"eth0": [[1, "ab" * 512]]}, "lldp_raw.eth0.0.1"),       # 512 octets
+    ({"eth0": [[1, "zz"]]}, "lldp_raw.eth0.0.1"),             # not hex
+    ({"eth0": [[128, "ab"]]}, "lldp_raw.eth0.0.0"),           # 7-bit type
+    ({"eth0": [["1", "ab"]]}, "lldp_raw.eth0.0.0"),           # type as text
+    ({"eth0": [[1, "ab", "cd"]]}, "lldp_raw.eth0.0"),         # not a pair
+    ({"eth0": [[1, "ab"]] * 513}, "lldp_raw.eth0"),           # too many TLVs
+    ({f"eth{i}": [] for i in range(1025)}, "lldp_raw"),       # too many interfaces
+], ids=["long-value", "not-hex", "type-range", "type-text", "triple", "tlvs", "interfaces"])
+def test_hostile_lldp_raw_is_refused_naming_the_field(lldp_raw: Any, field: str) -> None:
+    with pytest.raises(Invalid, match=f"'{field}'"):
+        normalize(agent_report(lldp_raw=lldp_raw))
+
+
+def test_a_hostile_interface_lldp_is_refused_naming_it() -> None:
+    report = agent_report()
+    report["inventory"]["interfaces"][0]["lldp"] = [[1, "ab" * 600]]
+    with pytest.raises(Invalid, match=r"'inventory\.interfaces\.0\.lldp\.0\.1'"):
+        normalize(report)
+
+
+@pytest.mark.parametrize(("extras", "field"), [
+    ({"numa_topology": {"ram": [{"numa_node": 0, "size_kb": -1}]}}, "numa_topology.ram.0.size_kb"),
+    ({"numa_topology": {"cpus": [{"cpu": 0, "numa_node": 0,
+                                  "thread_siblings": list(range(257))}]}},
+     "numa_topology.cpus.0.thread_siblings"),
+    ({"numa_topology": {"ram": [{"numa_node": 0, "size_kb": 1}] * 1025}}, "numa_topology.ram"),
+    ({"pci_devices": [{"vendor_id": "8086"}]}, "pci_devices.0.product_id"),
+    ({"pci_devices": [{"vendor_id": "8086", "product_id": "x" * 9}]},
+     "pci_devices.0.product_id"),
+    ({"pci_devices": [{"vendor_id": "8086", "product_id": "1572"}] * 4097}, "pci_devices"),
+    ({"usb_devices": [{"product": "p" * 4097}]}, "usb_devices.0.product"),
+    ({"dmi": {"memory": {"devices": [{"Size": "1 GB"}] * 4097}}}, "dmi.memory.devices"),
+    ({"data": [["memory", "total", "size"]]}, "data.0"),
+    ({"data": [["a", "b", "c", {"nested": 1}]]}, "data.0.3.str"),  # each scalar type tried
+], ids=["ram-negative", "siblings", "numa-nodes", "pci-no-product", "pci-long-id",
+        "pci-count", "usb-long", "dimm-count", "extra-triple", "extra-object"])
+def test_hostile_collector_data_is_refused_naming_the_field(extras: dict[str, Any],
+                                                            field: str) -> None:
+    with pytest.raises(Invalid, match=f"'{field}'"):
+        normalize(agent_report(**extras))
+
+
+def test_null_optional_collector_keys_are_accepted() -> None:
+    report = agent_report(numa_topology=None, pci_devices=None, lldp_raw=None, data=None)
+    assert normalize(report) == report
