@@ -19,7 +19,7 @@ as IPA sends it; `inventory.boot.pxe_interface` holds the normalised MAC.
 
 Next to the inventory, the keys of IPA's optional collectors, which ironsight always runs
 (cheap sysfs reads) and lists in `configuration.collectors`: `dmi` (dmi-decode), `lldp_raw`
-(lldp; unless `ipa-collect-lldp=0`), `numa_topology`, `pci_devices`, `usb_devices`; and
+(lldp; with `ipa-collect-lldp=1`), `numa_topology`, `pci_devices`, `usb_devices`; and
 `data` (extra-hardware) only when the kernel command line asks for it. A failing one is a
 warning and its key is left out.
 """

@@ -11,9 +11,11 @@ Bounds, as Ironic's after bug 2155051: a TLV value longer than 511 octets is dro
 9-bit length field cannot say more; a frame claiming it is malformed), and at most 64
 interfaces are listened on. The End TLV stops the parsing and is not reported.
 
-Kernel command line, as IPA: `ipa-collect-lldp=0` turns it off (ironsight collects by
-default: discoverd has no `force_dhcp` to add `=1`); `ipa-lldp-timeout=SECONDS` (default
-5, at most 300: switches send every 30 s by default, so raise it where none answers sooner).
+Kernel command line, as IPA: `ipa-collect-lldp=1` turns it on (off by default, as IPA: on a
+network without LLDP every interface with carrier waits out the timeout; discoverd's
+default `[pxe] kernel_params` carry `=1`, so ironsight's own inspections collect it);
+`ipa-lldp-timeout=SECONDS` (default 30 as IPA's, switches' default interval; at most 300).
+The wait ends as soon as every interface has had its frame.
 On a fixture tree (`--root`), `<root>/lldp/<interface>` holds a saved frame (our convention).
 """
 
@@ -36,7 +38,7 @@ PACKET_MR_MULTICAST = 0
 PACKET_OUTGOING = 4
 MAX_VALUE = 511
 MAX_INTERFACES = 64
-DEFAULT_TIMEOUT = 5.0
+DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 300.0
 FRAME_SIZE = 1600
 FIXTURE_DIR = "lldp"
@@ -46,7 +48,7 @@ Tlvs = list[list[object]]
 
 def settings(params: dict[str, str]) -> tuple[bool, float]:
     """(enabled, timeout) from the kernel command line; a bad timeout keeps the default."""
-    enabled = params.get("ipa-collect-lldp", "1").strip().lower() not in ("0", "false", "no")
+    enabled = params.get("ipa-collect-lldp", "0").strip().lower() in ("1", "true", "yes")
     try:
         timeout = float(params.get("ipa-lldp-timeout", DEFAULT_TIMEOUT))
     except ValueError:

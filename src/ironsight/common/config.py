@@ -356,8 +356,9 @@ class PxeSection:
     ramdisk_dir: str = opt("", "Directory holding the discovery ramdisk's vmlinuz and "
                            "initramfs (ironsight ramdisk build). Empty: ramdisk in the state "
                            "directory.")
-    kernel_params: str = opt("console=ttyS0,115200", "Extra kernel command line of the "
-                             "discovery ramdisk.")
+    kernel_params: str = opt("console=ttyS0,115200 ipa-collect-lldp=1",
+                             "Extra kernel command line of the discovery ramdisk "
+                             "(ipa-collect-lldp=1: the agent reports the switches' LLDP).")
     ipxe_binary: str = opt("/usr/lib/ipxe/undionly.kpxe", "iPXE binary sent over TFTP to "
                            "plain PXE ROMs so they chain-load iPXE.")
     dnsmasq_path: str = opt("dnsmasq", "The dnsmasq program.")

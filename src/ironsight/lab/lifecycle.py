@@ -185,7 +185,7 @@ def service_config(state_dir: Path, net: LabNetwork, ramdisk_dir: Path,
                           "ironic_url": f"http://127.0.0.1:{NS_API_PORT}", "timeout": "900"},
         "pxe": {"enabled": "true", "interface": net.bridge, "dhcp_range": net.dhcp_range(),
                 "http_url": ramdisk_url, "ramdisk_dir": str(ramdisk_dir),
-                "kernel_params": "console=ttyS0,115200"},
+                "kernel_params": "console=ttyS0,115200 ipa-collect-lldp=1"},
         "pxe_filter": {"driver": "dnsmasq", "sync_period": "5"},
     }
     for section, values in (extra or {}).items():

@@ -8,6 +8,8 @@ import ironsight
 from ironsight.agent import __version__, document, nics, system
 from ironsight.lab.lldp import Port, frame
 
+LLDP_ON = {"ipa-collect-lldp": "1"}
+
 from .conftest import smbios_memory_device, smbios_structure
 
 IPA_TOP_LEVEL = {"inventory", "root_disk", "boot_interface", "configuration", "error"}
@@ -52,8 +54,7 @@ def test_the_qemu_vm_document(qemu_vm):
 
 def test_configuration_names_the_agent_and_its_version(qemu_vm):
     assert document.build(str(qemu_vm))["configuration"] == {
-        "collectors": ["default", "dmi-decode", "numa-topology", "pci-devices", "usb-devices",
-                       "lldp"],
+        "collectors": ["default", "dmi-decode", "numa-topology", "pci-devices", "usb-devices"],
         "managers": [{"name": "ironsight_agent", "version": __version__}]}
 
 
@@ -133,7 +134,7 @@ def test_an_empty_machine_still_gives_a_document(tree):
 
 def test_lldp_tlvs_go_to_the_interface_and_to_lldp_raw(qemu_vm):
     qemu_vm.write("lldp/eth0", frame(Port("02:00:0a:14:00:01", "tap1")))
-    doc = document.build(str(qemu_vm))
+    doc = document.build(str(qemu_vm), LLDP_ON)
     port_tlv = [2, "05" + b"tap1".hex()]
     assert port_tlv in doc["inventory"]["interfaces"][0]["lldp"]
     assert port_tlv in doc["lldp_raw"]["eth0"]
@@ -141,14 +142,14 @@ def test_lldp_tlvs_go_to_the_interface_and_to_lldp_raw(qemu_vm):
 
 def test_lldp_is_not_listened_for_on_an_interface_without_carrier(server):
     server.write("lldp/eno2", frame(Port("02:00:0a:14:00:01", "p2")))
-    doc = document.build(str(server))
+    doc = document.build(str(server), LLDP_ON)
     assert doc["lldp_raw"] == {}
     assert [nic["lldp"] for nic in doc["inventory"]["interfaces"]] == [[], []]
 
 
-def test_ipa_collect_lldp_0_leaves_lldp_out(qemu_vm):
+def test_lldp_is_left_out_without_ipa_collect_lldp(qemu_vm):
     qemu_vm.write("lldp/eth0", frame(Port("02:00:0a:14:00:01", "tap1")))
-    doc = document.build(str(qemu_vm), {"ipa-collect-lldp": "0"})
+    doc = document.build(str(qemu_vm))
     assert "lldp_raw" not in doc and "lldp" not in doc["configuration"]["collectors"]
     assert doc["inventory"]["interfaces"][0]["lldp"] == []
 

@@ -58,17 +58,22 @@ def test_trailing_odd_byte_is_ignored():
     assert lldp.parse_tlvs(tlv(1, b"a") + b"\x02") == [[1, "61"]]
 
 
-def test_lldp_is_on_with_a_5_second_timeout_by_default():
-    assert lldp.settings({}) == (True, 5.0)
+def test_lldp_is_off_with_a_30_second_timeout_by_default_as_ipa():
+    assert lldp.settings({}) == (False, 30.0)
 
 
-@pytest.mark.parametrize("value", ["0", "false", "False", "no"])
-def test_ipa_collect_lldp_off_disables_it(value):
+@pytest.mark.parametrize("value", ["1", "true", "True", "yes"])
+def test_ipa_collect_lldp_on_enables_it(value):
+    assert lldp.settings({"ipa-collect-lldp": value})[0] is True
+
+
+@pytest.mark.parametrize("value", ["0", "false", "no", "maybe"])
+def test_ipa_collect_lldp_otherwise_leaves_it_off(value):
     assert lldp.settings({"ipa-collect-lldp": value})[0] is False
 
 
 def test_ipa_lldp_timeout_sets_the_timeout():
-    assert lldp.settings({"ipa-lldp-timeout": "12.5"}) == (True, 12.5)
+    assert lldp.settings({"ipa-lldp-timeout": "12.5"}) == (False, 12.5)
 
 
 @pytest.mark.parametrize("value", ["soon", "-1", "nan"])
