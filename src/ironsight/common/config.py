@@ -338,6 +338,30 @@ class ProcessingSection:
         ["vmx:cpu_vt", "svm:cpu_vt", "aes:cpu_aes", "pse:cpu_hugepages",
          "pdpe1gb:cpu_hugepages_1g", "smx:cpu_txt"],
         "CPU flag to capability map (flag:capability), each set to true when the flag shows.")
+    # The options of Ironic's inspection hooks, by Ironic's names ([inspector] there).
+    cpu_capabilities: list[str] = opt(
+        ["vmx:cpu_vt", "svm:cpu_vt", "aes:cpu_aes", "pse:cpu_hugepages",
+         "pdpe1gb:cpu_hugepages_1g", "smx:cpu_txt"],
+        "The cpu-capabilities hook's CPU flag to capability map (flag:capability), each set "
+        "to true when the flag shows (Ironic's [inspector] cpu_capabilities; the "
+        "capabilities hook reads cpu_flags instead).")
+    physical_network_cidr_map: list[str] = opt(
+        [], "The physical-network hook's map of IP networks to physical networks, "
+        "CIDR:physnet (e.g. 10.10.10.0/24:physnet_a,2001:db8::/64:physnet_b): a port gets "
+        "the physical network of the first network holding its NIC's IPv4, else IPv6, "
+        "address (Ironic's [inspector] physical_network_cidr_map).")
+    pci_device_alias: list[str] = opt(
+        [], "The pci-devices hook's PCI device aliases, vendor_id:product_id:name (e.g. "
+        "10de:1eb8:gpu_t4): each alias found becomes a capability name:count (Ironic's "
+        "[inspector] pci_device_alias, there one JSON object per alias).")
+    known_accelerators: str = opt(
+        "", "The accelerators hook's YAML file of known accelerator devices "
+        "(pci_devices: [{vendor_id, device_id, type, device_info}]); empty: the list "
+        "ironsight ships (Ironic's [inspector] known_accelerators).")
+    extra_hardware_strict: bool = opt(
+        False, "The extra-hardware hook refuses the report's extra data when one record is "
+        "not 4 items long, and then drops the raw data too (Ironic's [inspector] "
+        "extra_hardware_strict).")
 
 
 @dataclass(frozen=True)

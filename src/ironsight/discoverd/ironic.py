@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 import ssl
+from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -48,7 +49,8 @@ class BareMetal(Protocol):
     async def set_boot_device_pxe(self, uuid: str) -> None: ...
     async def set_power(self, uuid: str, target: str) -> None: ...
     async def patch_node(self, uuid: str, patch: list[dict[str, Any]]) -> None: ...
-    async def create_port(self, uuid: str, mac: str, pxe_enabled: bool) -> dict[str, Any]: ...
+    async def create_port(self, uuid: str, mac: str, pxe_enabled: bool,
+                          fields: Mapping[str, Any] | None = None) -> dict[str, Any]: ...
     async def patch_port(self, port_uuid: str, patch: list[dict[str, Any]]) -> None: ...
     async def delete_port(self, port_uuid: str) -> None: ...
 
@@ -199,9 +201,11 @@ class Ironic:
         if patch:
             await self.call("PATCH", f"/v1/nodes/{uuid}", patch)
 
-    async def create_port(self, uuid: str, mac: str, pxe_enabled: bool) -> dict[str, Any]:
+    async def create_port(self, uuid: str, mac: str, pxe_enabled: bool,
+                          fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """`fields`: more of the port's fields (local_link_connection, physical_network)."""
         return dict(await self.call("POST", "/v1/ports", {
-            "node_uuid": uuid, "address": mac, "pxe_enabled": pxe_enabled}))
+            **(fields or {}), "node_uuid": uuid, "address": mac, "pxe_enabled": pxe_enabled}))
 
     async def patch_port(self, port_uuid: str, patch: list[dict[str, Any]]) -> None:
         await self.call("PATCH", f"/v1/ports/{port_uuid}", patch)

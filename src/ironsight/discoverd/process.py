@@ -151,6 +151,8 @@ class Processor:
     async def _update_node(self, uuid: str, ctx: ProcessingContext) -> None:
         ctx.node = await self.ironic.get_node(uuid, fields="uuid,name,properties,provision_state")
         ctx.ports = await self.ironic.list_ports(uuid)
+        if any(hook.uses_previous_report for hook in self.hooks):
+            ctx.previous = await self._previous_report(uuid)
         failures = self._run(ctx, "before_update")
         if failures:
             raise Invalid("; ".join(failures))
@@ -165,17 +167,28 @@ class Processor:
         LOG.info("Node %s: properties %s, ports created %s", uuid, ctx.changes.properties,
                  sorted(ctx.changes.create_ports))
 
+    async def _previous_report(self, uuid: str) -> dict[str, Any] | None:
+        """The raw report of the run before the one being processed (whose own report is
+        the newest stored), or None when none is kept."""
+        runs = [run for run in await self.cache.history(uuid) if run.received_at]
+        if len(runs) < 2:
+            return None
+        previous = await self.cache.get_run_data(uuid, runs[1].run, processed=False)
+        return dict(previous) if isinstance(previous, dict) else None
+
     async def _apply(self, uuid: str, changes: Changes) -> None:
         await self.ironic.patch_node(uuid, [
             {"op": "add", "path": f"/properties/{key.replace('~', '~0').replace('/', '~1')}",
              "value": value} for key, value in changes.properties.items()])
         for port_uuid in changes.delete_ports:
             await self.ironic.delete_port(port_uuid)
+        doomed = set(changes.delete_ports)
         for port_uuid, patch in changes.port_patches.items():
-            await self.ironic.patch_port(port_uuid, patch)
+            if port_uuid not in doomed and patch:
+                await self.ironic.patch_port(port_uuid, patch)
         for mac, pxe in changes.create_ports.items():
             try:
-                await self.ironic.create_port(uuid, mac, pxe)
+                await self.ironic.create_port(uuid, mac, pxe, changes.port_fields.get(mac))
             except IronsightError as exc:
                 if exc.code != 409:
                     raise

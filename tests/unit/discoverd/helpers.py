@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -196,11 +196,13 @@ class FakeBareMetal:
             key = op["path"].removeprefix("/properties/").replace("~1", "/").replace("~0", "~")
             properties[key] = op["value"]
 
-    async def create_port(self, uuid: str, mac: str, pxe_enabled: bool) -> dict[str, Any]:
-        self._record("create_port", uuid, mac, pxe_enabled)
+    async def create_port(self, uuid: str, mac: str, pxe_enabled: bool,
+                          fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        # recorded with its fields only when it has some: most tests create plain ports
+        self._record("create_port", uuid, mac, pxe_enabled, *([dict(fields)] if fields else []))
         if mac in self.taken_macs:
             raise IronicError(f"A port with MAC address {mac} already exists.", code=409)
-        port = self._port(mac, pxe_enabled)
+        port = {**self._port(mac, pxe_enabled), **(fields or {})}
         self.ports.setdefault(uuid, []).append(port)
         return dict(port)
 

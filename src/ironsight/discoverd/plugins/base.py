@@ -15,6 +15,7 @@ is also what that hook adds to the stored processed data (`Fact.store`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
@@ -25,6 +26,7 @@ from ironsight.common.config import Config
 from ironsight.common.exceptions import ConfigError, Invalid
 
 GROUP = plugins.PROCESSING_HOOKS
+LOG = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
@@ -47,6 +49,9 @@ class Fact(Generic[T]):
     doc: str
     # What the fact adds to the stored processed data (GET .../data): a flat mapping.
     store: Callable[[T], Mapping[str, Any]] = field(default=lambda _value: {})
+    # Keys of the report that the stored form replaces (dropped from the processed data
+    # when the fact is set): extra-hardware's `extra` replaces the raw `data`, as upstream.
+    replaces: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"Fact({self.name!r})"
@@ -60,7 +65,15 @@ class Changes:
     create_ports: dict[str, bool] = field(default_factory=dict)  # mac -> pxe_enabled
     delete_ports: list[str] = field(default_factory=list)  # port uuids
     port_patches: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # mac -> fields a port created in this run is created with (local_link_connection,
+    # physical_network): hooks that fill ports need not run after `ports`, and a new port
+    # costs one request. Unused for a MAC whose port is not created.
+    port_fields: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+
+    def patch_port(self, port_uuid: str, *ops: dict[str, Any]) -> None:
+        """Add JSON-patch operations for an existing port, after those of earlier hooks."""
+        self.port_patches.setdefault(port_uuid, []).extend(ops)
 
 
 @dataclass
@@ -70,6 +83,9 @@ class ProcessingContext:
     node: dict[str, Any] = field(default_factory=dict)
     ports: list[dict[str, Any]] = field(default_factory=list)
     changes: Changes = field(default_factory=Changes)
+    # The raw report of the node's previous introspection, for hooks that compare with it
+    # (`uses_previous_report`); None when no hook does or none is kept.
+    previous: dict[str, Any] | None = None
     _facts: dict[Fact[Any], Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -101,10 +117,19 @@ class ProcessingContext:
         if may_write and current != value:
             self.changes.properties[key] = value
 
+    def warn(self, message: str) -> None:
+        """Something in the report was unusable and skipped: logged, and listed in the
+        processed data's `changes.warnings`, so that an operator sees it for the node."""
+        if message not in self.changes.warnings:  # two hooks may find the same problem
+            LOG.warning("Node %s: %s", self.node.get("uuid", "(not looked up yet)"), message)
+            self.changes.warnings.append(message)
+
     def processed_data(self) -> dict[str, Any]:
         """The report with what every fact stores: the processed data discoverd keeps."""
         processed = dict(self.data)
         for fact, value in self._facts.items():
+            for key in fact.replaces:
+                processed.pop(key, None)
             processed.update(fact.store(value))
         return processed
 
@@ -116,6 +141,8 @@ class ProcessingHook:
     name: ClassVar[str] = "base"
     requires: ClassVar[Sequence[Fact[Any]]] = ()
     provides: ClassVar[Sequence[Fact[Any]]] = ()
+    # True: discoverd loads the node's previous raw report into `ctx.previous` first.
+    uses_previous_report: ClassVar[bool] = False
 
     def __init__(self, conf: Config) -> None:
         self.conf = conf

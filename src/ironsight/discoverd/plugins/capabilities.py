@@ -21,6 +21,23 @@ def render(caps: dict[str, str]) -> str:
     return ",".join(f"{k}:{v}" for k, v in caps.items())
 
 
+def merge(ctx: ProcessingContext, found: dict[str, str]) -> None:
+    """Merge capabilities found into the node's `capabilities` string, on top of what
+    earlier hooks of the chain merged (several hooks add capabilities: capabilities,
+    boot-mode, cpu-capabilities, pci-devices). The node's own keys are kept unless
+    `[processing] overwrite_existing`."""
+    if not found:
+        return
+    current = parse((ctx.node.get("properties") or {}).get("capabilities"))
+    pending = ctx.changes.properties.get("capabilities")
+    merged = parse(pending) if pending is not None else dict(current)
+    for key, value in found.items():
+        if key not in current or ctx.conf.processing.overwrite_existing:
+            merged[key] = value
+    if merged != current or pending is not None:
+        ctx.changes.properties["capabilities"] = render(merged)
+
+
 class Capabilities(ProcessingHook):
     name = "capabilities"
     provides = (CAPABILITIES,)
@@ -37,12 +54,4 @@ class Capabilities(ProcessingHook):
             if flag in flags and cap:
                 discovered[cap] = "true"
         ctx.set(CAPABILITIES, CapabilitySet(discovered))
-        if not discovered:
-            return
-        current = parse((ctx.node.get("properties") or {}).get("capabilities"))
-        merged = dict(current)
-        for key, value in discovered.items():
-            if key not in current or self.conf.processing.overwrite_existing:
-                merged[key] = value
-        if merged != current:
-            ctx.changes.properties["capabilities"] = render(merged)
+        merge(ctx, discovered)

@@ -74,6 +74,27 @@ class CapabilitySet:
         return {"capabilities": self.found} if self.found else {}
 
 
+@dataclass(frozen=True)
+class ParsedLldp:
+    """What each interface's LLDP TLVs say, by Ironic's names (see discoverd/lldp.py)."""
+
+    by_interface: dict[str, dict[str, Any]]
+
+    def store(self) -> dict[str, Any]:
+        return {"parsed_lldp": self.by_interface} if self.by_interface else {}
+
+
+@dataclass(frozen=True)
+class ExtraHardware:
+    """The report's extra-hardware `data` as nested mappings (None: refused in strict mode);
+    it replaces `data` in the processed data, as upstream."""
+
+    extra: dict[str, Any] | None
+
+    def store(self) -> dict[str, Any]:
+        return {"extra": self.extra} if self.extra is not None else {}
+
+
 INTERFACES = Fact("interfaces", Interfaces, "NICs of the report and which get ports "
                   "(validate_interfaces)", Interfaces.store)
 ROOT_DISK = Fact("root_disk", RootDisk, "the root disk and local_gb (root_disk_selection)",
@@ -82,3 +103,7 @@ SCHEDULING = Fact("scheduling", Scheduling, "cpus, cpu_arch, memory_mb, local_gb
                   Scheduling.store)
 CAPABILITIES = Fact("capabilities", CapabilitySet, "capabilities found (capabilities)",
                     CapabilitySet.store)
+PARSED_LLDP = Fact("parsed_lldp", ParsedLldp, "LLDP by interface (parse-lldp)",
+                   ParsedLldp.store)
+EXTRA_HARDWARE = Fact("extra_hardware", ExtraHardware, "extra hardware data (extra-hardware)",
+                      ExtraHardware.store, replaces=("data",))

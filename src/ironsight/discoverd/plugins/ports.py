@@ -29,5 +29,5 @@ class Ports(ProcessingHook):
                 want = mac == boot_mac
                 if mac in seen and port["uuid"] not in doomed \
                         and bool(port.get("pxe_enabled")) != want:
-                    ctx.changes.port_patches[port["uuid"]] = [
-                        {"op": "replace", "path": "/pxe_enabled", "value": want}]
+                    ctx.changes.patch_port(
+                        port["uuid"], {"op": "replace", "path": "/pxe_enabled", "value": want})

@@ -8,6 +8,7 @@ ports by `[processing] add_ports`.
 from __future__ import annotations
 
 import ipaddress
+from typing import Any
 
 from ironsight.common.ids import MAC_RE
 from ironsight.discoverd.formats import mac_from_boot_interface
@@ -24,6 +25,13 @@ def _usable_ip(ip: str | None) -> str | None:
         return None
 
 
+def named_interfaces(ctx: ProcessingContext) -> list[tuple[str, dict[str, Any]]]:
+    """The inventory's interfaces with the names the `interfaces` fact uses (`nicN` for a
+    nameless one), so that other hooks find a NIC's inventory entry by its name."""
+    return [(str(iface.get("name") or f"nic{index}"), iface)
+            for index, iface in enumerate(ctx.inventory.get("interfaces") or [])]
+
+
 class ValidateInterfaces(ProcessingHook):
     name = "validate_interfaces"
     provides = (INTERFACES,)
@@ -33,9 +41,8 @@ class ValidateInterfaces(ProcessingHook):
         boot_mac = mac_from_boot_interface((inventory.get("boot") or {}).get("pxe_interface")
                                            or ctx.data.get("boot_interface"))
         found: dict[str, Nic] = {}
-        for index, iface in enumerate(inventory.get("interfaces") or []):
+        for name, iface in named_interfaces(ctx):
             mac = str(iface.get("mac_address") or "").lower()
-            name = iface.get("name") or f"nic{index}"
             if name == "lo" or not MAC_RE.match(mac) or mac == "00:00:00:00:00:00":
                 continue
             found[name] = Nic(mac, _usable_ip(iface.get("ipv4_address"))
