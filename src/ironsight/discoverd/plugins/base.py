@@ -73,7 +73,8 @@ class Changes:
 
     def patch_port(self, port_uuid: str, *ops: dict[str, Any]) -> None:
         """Add JSON-patch operations for an existing port, after those of earlier hooks."""
-        self.port_patches.setdefault(port_uuid, []).extend(ops)
+        if ops:
+            self.port_patches.setdefault(port_uuid, []).extend(ops)
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """Every processing hook ironsight registers is documented in docs/hooks.md and has unit
-tests of its own (tests/unit/<its module's path>, as the test tree mirrors src/)."""
+tests of its own (tests/unit/<its module's path>, as the test tree mirrors src/). The hooks
+are those pyproject.toml declares (see declared_hooks.py for why not the installed ones)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ import pytest
 
 from ironsight.common import plugins
 
+from ..declared_hooks import declared
+
 ROOT = Path(__file__).resolve().parents[4]
-OURS = [ep for ep in entry_points(group=plugins.PROCESSING_HOOKS)
-        if ep.dist is not None and ep.dist.name == "ironsight"]
+OURS = declared()
 
 
 def unit_tests_of(module: str) -> Path:
@@ -27,6 +29,33 @@ def test_ironsight_registers_its_hooks() -> None:
     assert {ep.name for ep in OURS} >= {"ramdisk_error", "validate_interfaces",
                                         "root_disk_selection", "scheduler", "capabilities",
                                         "ports"}
+
+
+def test_ironsight_registers_ironics_hooks_by_ironics_names() -> None:
+    assert {ep.name for ep in OURS} >= {
+        "parse-lldp", "local-link-connection", "physical-network", "pci-devices",
+        "accelerators", "cpu-capabilities", "boot-mode", "memory", "cpus", "architecture",
+        "raid-device", "extra-hardware"}
+
+
+def test_ironsight_registers_the_inspector_era_names_of_ironics_hooks() -> None:
+    assert {ep.name for ep in OURS} >= {
+        "lldp_basic", "local_link_connection", "physnet_cidr_map", "pci_devices",
+        "accelerators", "extra_hardware", "raid_device"}
+
+
+def test_installed_hooks_are_the_declared_ones_once_installed() -> None:
+    """Each declared hook that the installed copy knows points at the same class (a stale
+    install lacks new ones; it must not disagree on the others)."""
+    installed = {ep.name: ep.value for ep in entry_points(group=plugins.PROCESSING_HOOKS)
+                 if ep.dist is not None and ep.dist.name == "ironsight"}
+    assert {ep.name: ep.value for ep in OURS if ep.name in installed} == installed
+
+
+@pytest.mark.parametrize("hook", OURS, ids=lambda ep: ep.name)
+def test_hook_loads_as_its_own_name(hook: EntryPoint) -> None:
+    """The name a hook reports errors under is the name it is configured by."""
+    assert hook.load().name == hook.name
 
 
 @pytest.mark.parametrize("hook", OURS, ids=lambda ep: ep.name)
