@@ -489,3 +489,88 @@ async def test_logs_never_reach_the_service_log(di: Discoverd,
         await di.processor.process(agent_report(error="boom", logs=LOGS))
     assert caplog.records
     assert LOGS not in caplog.text and LOGS_TEXT.decode().strip() not in caplog.text
+
+
+# --- port fields, port patches and the previous report -----------------------------------------
+
+
+class Linking(ProcessingHook):
+    """Gives MAC2's port, if one is created, a physical network, and patches every existing
+    port."""
+
+    name = "linking"
+
+    def before_update(self, ctx: ProcessingContext) -> None:
+        ctx.changes.port_fields[MAC2] = {"physical_network": "physnet_a"}
+        for port in ctx.ports:
+            ctx.changes.patch_port(port["uuid"], {"op": "add", "path": "/extra/seen",
+                                                  "value": True})
+
+
+class Remembering(ProcessingHook):
+    """Records the previous report it was given (`uses_previous_report`)."""
+
+    name = "remembering"
+    uses_previous_report = True
+    seen: list[dict[str, Any] | None] = []
+
+    def before_update(self, ctx: ProcessingContext) -> None:
+        self.seen.append(ctx.previous)
+
+
+async def test_a_port_created_in_the_run_gets_the_fields_hooks_gave_it(di: Discoverd) -> None:
+    await waiting(di, macs=())
+    di.processor.hooks.insert(0, Linking(di.conf))
+    await processed(di, agent_report((MAC1, MAC2), pxe=MAC2))
+    assert [c for c in di.ironic.calls if c[0] == "create_port"] == [
+        ("create_port", UUID1, MAC2, True, {"physical_network": "physnet_a"})]
+    assert di.ironic.ports[UUID1][0]["physical_network"] == "physnet_a"
+
+
+async def test_fields_for_a_port_that_is_not_created_are_unused(di: Discoverd) -> None:
+    await waiting(di, macs=())
+    di.processor.hooks.insert(0, Linking(di.conf))
+    await processed(di, agent_report((MAC1, MAC2), pxe=MAC1))  # add_ports=pxe: MAC1 only
+    assert [c for c in di.ironic.calls if c[0] == "create_port"] == [
+        ("create_port", UUID1, MAC1, True)]
+
+
+async def test_a_port_being_deleted_is_not_patched(build: Build) -> None:
+    di = build(processing={"keep_ports": "present"})
+    await waiting(di, macs=(MAC1, MAC3))
+    by_mac = {p["address"]: p["uuid"] for p in di.ironic.ports[UUID1]}
+    di.processor.hooks.insert(0, Linking(di.conf))
+    await processed(di, agent_report((MAC1,), pxe=MAC1))  # MAC3 is not seen: deleted
+    assert await di.state(UUID1) == states.FINISHED
+    changed = [c[:2] for c in di.ironic.calls if c[0] in ("delete_port", "patch_port")]
+    assert changed == [("delete_port", by_mac[MAC3]), ("patch_port", by_mac[MAC1])]
+
+
+async def test_hooks_that_ask_get_the_previous_introspections_report(di: Discoverd) -> None:
+    Remembering.seen = []
+    await waiting(di)
+    di.processor.hooks.append(Remembering(di.conf))
+    first = agent_report(disks_gib=(100,))
+    await processed(di, first)
+    await di.introspector.start(UUID1)
+    await di.settle()
+    await processed(di, agent_report(disks_gib=(100, 200)))
+    assert Remembering.seen == [None, first]
+
+
+async def test_the_previous_report_is_not_read_when_no_hook_asks(di: Discoverd) -> None:
+    await waiting(di)
+    seen: list[Any] = []
+
+    class Looking(ProcessingHook):
+        name = "looking"
+
+        def before_update(self, ctx: ProcessingContext) -> None:
+            seen.append(ctx.previous)
+
+    di.processor.hooks.append(Looking(di.conf))
+    await processed(di)
+    await di.introspector.start(UUID1)
+    await di.settle()
+    await processed(di)
+    assert seen == [None, None]

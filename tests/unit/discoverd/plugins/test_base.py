@@ -31,6 +31,7 @@ from ironsight.discoverd.plugins.root_disk import RootDiskSelection
 from ironsight.discoverd.plugins.scheduler import Scheduler
 from ironsight.discoverd.plugins.validate_interfaces import ValidateInterfaces
 
+from ..declared_hooks import with_declared
 from ..helpers import agent_report, context
 
 
@@ -87,6 +88,37 @@ def test_what_a_fact_stores_wins_over_the_report() -> None:
     assert ctx.data["colour"] == "from the report"  # the report itself is left as it was
 
 
+def test_a_fact_drops_the_report_keys_it_replaces() -> None:
+    shape = Fact("shape", str, "replaces the raw `sides` (tests)", lambda v: {"shape": v},
+                 replaces=("sides",))
+    ctx = context(agent_report(sides=[1, 2, 3]))
+    ctx.set(shape, "triangle")
+    assert "sides" not in ctx.processed_data()
+    assert ctx.processed_data()["shape"] == "triangle"
+    assert ctx.data["sides"] == [1, 2, 3]
+
+
+# --- warnings and port patches ------------------------------------------------------------------
+
+
+def test_a_warning_is_logged_and_listed_once(caplog: pytest.LogCaptureFixture) -> None:
+    ctx = context(agent_report(), node={"uuid": "node-7"})
+    ctx.warn("LLDP: something odd")
+    ctx.warn("LLDP: something odd")
+    assert ctx.changes.warnings == ["LLDP: something odd"]
+    assert [r.getMessage() for r in caplog.records] == ["Node node-7: LLDP: something odd"]
+
+
+def test_port_patches_of_several_hooks_add_up() -> None:
+    ctx = context(agent_report())
+    first = {"op": "replace", "path": "/pxe_enabled", "value": False}
+    second = {"op": "add", "path": "/physical_network", "value": "physnet_a"}
+    ctx.changes.patch_port("p1", first)
+    ctx.changes.patch_port("p1", second)
+    ctx.changes.patch_port("p2")
+    assert ctx.changes.port_patches == {"p1": [first, second]}
+
+
 # --- properties -------------------------------------------------------------------------------
 
 
@@ -137,7 +169,7 @@ class NotAHook:
     pass
 
 
-REAL = tuple(importlib.metadata.entry_points(group=base.GROUP))
+REAL = tuple(with_declared(importlib.metadata.entry_points)(group=base.GROUP))
 
 
 def ours(name: str, attribute: str) -> EntryPoint:
@@ -233,6 +265,26 @@ def test_a_hook_that_cannot_be_imported_is_refused_naming_it() -> None:
     with pytest.raises(ConfigError, match="hook 'broken' cannot be loaded "
                                           r"\(ironsight_no_such_module:Hook\)"):
         load_hooks(chain("broken"))
+
+
+def test_ironics_lldp_hooks_load_after_the_default_chain() -> None:
+    hooks = load_hooks(chain(*DEFAULT, "parse-lldp", "local-link-connection",
+                             "physical-network"))
+    assert [h.name for h in hooks][-3:] == ["parse-lldp", "local-link-connection",
+                                            "physical-network"]
+
+
+def test_local_link_connection_needs_validate_interfaces_first() -> None:
+    with pytest.raises(ConfigError, match="hook 'local-link-connection' needs 'interfaces', "
+                       "which hook 'validate_interfaces' provides, but 'validate_interfaces' "
+                       "comes after it"):
+        load_hooks(chain("local-link-connection", "validate_interfaces"))
+
+
+def test_a_hook_and_its_inspector_era_name_are_refused_together() -> None:
+    with pytest.raises(ConfigError, match="hooks 'parse-lldp' and 'lldp_basic' both provide "
+                       "'parsed_lldp'"):
+        load_hooks(chain("parse-lldp", "lldp_basic"))
 
 
 def test_a_hook_may_provide_nothing_and_need_nothing() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ironsight.discoverd.plugins.base import ProcessingContext
-from ironsight.discoverd.plugins.capabilities import Capabilities, parse, render
+from ironsight.discoverd.plugins.capabilities import Capabilities, merge, parse, render
 from ironsight.discoverd.plugins.facts import CAPABILITIES, CapabilitySet
 
 from ..helpers import agent_report, context
@@ -81,3 +81,20 @@ def test_a_capability_string_is_read_skipping_items_without_a_key_or_value() -> 
 
 def test_capabilities_are_written_as_a_comma_separated_string() -> None:
     assert render({"a": "1", "b": "2"}) == "a:1,b:2"
+
+
+def test_capability_hooks_of_one_chain_merge_into_one_value() -> None:
+    ctx = context(agent_report(boot_mode="uefi"), node={"properties": {"capabilities": "a:b"}})
+    merge(ctx, {"boot_mode": "uefi"})
+    merge(ctx, {"cpu_vt": "true"})
+    merge(ctx, {"gpu_t4": "2"})
+    assert parse(ctx.changes.properties["capabilities"]) == {
+        "a": "b", "boot_mode": "uefi", "cpu_vt": "true", "gpu_t4": "2"}
+
+
+def test_a_later_capability_hook_keeps_the_nodes_own_keys() -> None:
+    ctx = context(agent_report(), node={"properties": {"capabilities": "cpu_vt:false"}})
+    merge(ctx, {"boot_mode": "bios"})
+    merge(ctx, {"cpu_vt": "true"})
+    assert parse(ctx.changes.properties["capabilities"]) == {"cpu_vt": "false",
+                                                             "boot_mode": "bios"}
