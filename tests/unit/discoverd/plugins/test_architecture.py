@@ -18,7 +18,7 @@ def test_cpu_arch_is_the_architecture() -> None:
 
 def test_a_report_without_it_is_refused_in_the_first_step() -> None:
     ctx = context(agent_report(arch=None))
-    with pytest.raises(HookError, match="lacks inventory.cpu.architecture"):
+    with pytest.raises(HookError, match=r"lacks inventory\.cpu\.architecture"):
         Architecture(ctx.conf).before_processing(ctx)
 
 

@@ -20,7 +20,7 @@ def test_a_report_without_physical_mb_is_refused_in_the_first_step() -> None:
     report = agent_report()
     del report["inventory"]["memory"]["physical_mb"]
     ctx = context(report)
-    with pytest.raises(HookError, match="lacks inventory.memory.physical_mb"):
+    with pytest.raises(HookError, match=r"lacks inventory\.memory\.physical_mb"):
         Memory(ctx.conf).before_processing(ctx)
 
 
