@@ -28,8 +28,11 @@ def test_other_capabilities_of_the_node_are_kept() -> None:
                                                                  "boot_mode": "bios"}
 
 
-def test_a_boot_mode_the_node_has_is_kept_unless_overwrite_existing() -> None:
+def test_a_boot_mode_the_node_has_is_kept() -> None:
     assert caps(agent_report(boot_mode="uefi"), "boot_mode:bios") is None
+
+
+def test_overwrite_existing_replaces_the_boot_mode() -> None:
     assert caps(agent_report(boot_mode="uefi"), "boot_mode:bios",
                 overwrite_existing="true") == {"boot_mode": "uefi"}
 

@@ -31,10 +31,13 @@ def test_a_ramdisks_error_report_is_left_to_ramdisk_error() -> None:
     Memory(ctx.conf).before_processing(ctx)  # does not raise
 
 
-def test_a_node_that_has_memory_mb_keeps_it_unless_overwrite_existing() -> None:
+def test_a_node_that_has_memory_mb_keeps_it() -> None:
     ctx = context(agent_report(memory_mb=2048), node={"properties": {"memory_mb": 1024}})
     Memory(ctx.conf).before_update(ctx)
     assert ctx.changes.properties == {}
+
+
+def test_overwrite_existing_replaces_memory_mb() -> None:
     ctx = context(agent_report(memory_mb=2048), node={"properties": {"memory_mb": 1024}},
                   processing={"overwrite_existing": "true"})
     Memory(ctx.conf).before_update(ctx)

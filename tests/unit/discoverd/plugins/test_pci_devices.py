@@ -56,9 +56,12 @@ def test_pci_devices_that_are_not_a_list_are_a_warning() -> None:
     assert ctx.changes.warnings == ["pci_devices is not a list (dict); ignored"]
 
 
-def test_existing_capabilities_of_the_node_are_kept() -> None:
-    assert caps([T4], "gpu_t4:0,x:y") is None
+def test_other_capabilities_of_the_node_are_kept() -> None:
     assert caps([T4], "x:y") == {"x": "y", "gpu_t4": "1"}
+
+
+def test_a_count_the_node_has_is_kept() -> None:
+    assert caps([T4], "gpu_t4:0,x:y") is None
 
 
 @pytest.mark.parametrize("bad", ["10de:1eb8", "10de:zzzz:gpu", "10de:1eb8:", "a:b:c:d"])
