@@ -9,9 +9,11 @@ tests/unit/discoverd/declared_hooks.py: the installed copy may predate them)."""
 from __future__ import annotations
 
 import importlib.metadata
+from typing import Any
 
 import httpx
 import pytest
+from ironic_inspector_client import ClientV1
 
 from ironsight.discoverd.plugins import base
 
@@ -86,3 +88,28 @@ async def test_ports_get_the_physical_network_of_their_address(
     found = await ports(bm, m.uuid)
     assert {mac: found[mac]["physical_network"] for mac in m.macs} == {
         m.macs[0]: "physnet_prov", m.macs[1]: "physnet_prov"}
+
+
+class DataOf(ClientV1):
+    """python-ironic-inspector-client's own `get_interface_data` (what `openstack baremetal
+    introspection interface show` prints), given the processed data this test fetched from
+    discoverd: the in-process service has no socket for the client's HTTP session to reach
+    (test_inspector_client.py runs the client over HTTP against `ironsight serve`)."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    def get_data(self, node_id: str, raw: bool = False, processed: bool = True) -> Any:
+        return self.data
+
+
+async def test_inspector_clients_interface_show_reads_the_lldp(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    m = await make_node(bm, nics=1)
+    await introspect(di, m, ipa_payload(m, lldp_raw={"eno1": f.switch_port("Et5", "leaf-d")}))
+    data = (await di.get(f"/v1/introspection/{m.uuid}/data")).json()
+    shown = DataOf(data).get_interface_data(m.uuid, "eno1", [
+        "interface", "mac", "switch_chassis_id", "switch_port_id", "switch_system_name"])
+    assert dict(shown) == {"interface": "eno1", "mac": m.macs[0],
+                           "switch_chassis_id": f.SWITCH_MAC, "switch_port_id": "Et5",
+                           "switch_system_name": "leaf-d"}

@@ -76,12 +76,23 @@ class CapabilitySet:
 
 @dataclass(frozen=True)
 class ParsedLldp:
-    """What each interface's LLDP TLVs say, by Ironic's names (see discoverd/lldp.py)."""
+    """What each interface's LLDP TLVs say, by Ironic's names (see discoverd/lldp.py).
+
+    Stored as Ironic stores it (`parsed_lldp`) and, when validate_interfaces ran, also where
+    ironic-inspector's lldp_basic put it (`all_interfaces[name].lldp_processed`, the
+    interfaces fact's `all_interfaces` with it added), which
+    `openstack baremetal introspection interface list|show` reads."""
 
     by_interface: dict[str, dict[str, Any]]
+    all_interfaces: dict[str, dict[str, Any]] | None = None
 
     def store(self) -> dict[str, Any]:
-        return {"parsed_lldp": self.by_interface} if self.by_interface else {}
+        if not self.by_interface:
+            return {}
+        stored: dict[str, Any] = {"parsed_lldp": self.by_interface}
+        if self.all_interfaces is not None:
+            stored["all_interfaces"] = self.all_interfaces
+        return stored
 
 
 @dataclass(frozen=True)

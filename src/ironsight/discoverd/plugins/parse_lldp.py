@@ -2,7 +2,8 @@
 
 Reads `lldp_raw[interface]`, else the inventory's `interfaces[].lldp`, for the first 64
 interfaces of the inventory, and provides `parsed_lldp` ({interface: {name: value}}, stored in
-the processed data for inspection rules). What cannot be decoded (a value that is not
+the processed data for inspection rules, and in `all_interfaces[*].lldp_processed` as
+ironic-inspector stored it). What cannot be decoded (a value that is not
 hexadecimal, text that is not UTF-8, a value over 511 octets, a malformed TLV) is skipped
 with a warning: a switch's or a ramdisk's odd data never fails an inspection.
 """
@@ -14,7 +15,7 @@ from typing import Any
 
 from ironsight.discoverd import lldp
 from ironsight.discoverd.plugins.base import ProcessingContext, ProcessingHook
-from ironsight.discoverd.plugins.facts import PARSED_LLDP, ParsedLldp
+from ironsight.discoverd.plugins.facts import INTERFACES, PARSED_LLDP, ParsedLldp
 from ironsight.discoverd.plugins.validate_interfaces import named_interfaces
 
 LOG = logging.getLogger(__name__)
@@ -48,7 +49,19 @@ class ParseLldp(ProcessingHook):
                 ctx.warn(f"interface {name}: {problem}")
             if found.values:
                 parsed[name] = found.values
-        ctx.set(PARSED_LLDP, ParsedLldp(parsed))
+        ctx.set(PARSED_LLDP, ParsedLldp(parsed, self._with_inspector_place(ctx, parsed)))
+
+    @staticmethod
+    def _with_inspector_place(ctx: ProcessingContext, parsed: dict[str, dict[str, Any]]
+                              ) -> dict[str, dict[str, Any]] | None:
+        """`all_interfaces` with each NIC's `lldp_processed` (ironic-inspector's place),
+        when validate_interfaces provided them (the hook does without: it does not require
+        them)."""
+        if not ctx.has(INTERFACES):
+            return None
+        return {name: {**nic.as_dict(), **({"lldp_processed": parsed[name]}
+                                           if name in parsed else {})}
+                for name, nic in ctx.get(INTERFACES).all.items()}
 
 
 class LldpBasic(ParseLldp):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ironsight.discoverd.plugins.base import ProcessingContext
-from ironsight.discoverd.plugins.facts import PARSED_LLDP
+from ironsight.discoverd.plugins.facts import INTERFACES, PARSED_LLDP, Interfaces, Nic
 from ironsight.discoverd.plugins.parse_lldp import LldpBasic, ParseLldp
 
 from .. import lldp_frames as f
@@ -108,3 +108,20 @@ def test_inspector_era_name_parses_the_same() -> None:
     LldpBasic(ctx.conf).before_update(ctx)
     assert LldpBasic.name == "lldp_basic"
     assert ctx.get(PARSED_LLDP).by_interface["eth0"]["switch_port_id"] == "Ethernet5"
+
+
+def test_lldp_is_also_stored_where_ironic_inspector_stored_it() -> None:
+    ctx = context(agent_report((MAC1, MAC2), lldp_raw={"eth0": f.switch_port("Ethernet1")}),
+                  node={"properties": {}})
+    ctx.set(INTERFACES, Interfaces({"eth0": Nic(MAC1, "10.0.0.10", True),
+                                    "eth1": Nic(MAC2, None, False)}, {}, MAC1))
+    ParseLldp(ctx.conf).before_update(ctx)
+    interfaces = ctx.processed_data()["all_interfaces"]
+    assert interfaces["eth0"] == {"mac": MAC1, "ip": "10.0.0.10", "pxe": True,
+                                  "lldp_processed": ctx.get(PARSED_LLDP).by_interface["eth0"]}
+    assert interfaces["eth1"] == {"mac": MAC2, "ip": None, "pxe": False}
+
+
+def test_without_validate_interfaces_only_parsed_lldp_is_stored() -> None:
+    ctx = run(agent_report(lldp_raw={"eth0": f.switch_port()}))
+    assert "all_interfaces" not in ctx.processed_data()
