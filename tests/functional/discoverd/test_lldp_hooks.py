@@ -74,7 +74,7 @@ async def test_parsed_lldp_is_in_the_processed_data(bm: httpx.AsyncClient,
 async def test_malformed_lldp_is_a_warning_not_a_failed_introspection(
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
     m = await make_node(bm, nics=1)
-    doc = await introspect(di, m, ipa_payload(m, lldp_raw={"eno1": [[1, "zz"], [5, "0"]]}))
+    doc = await introspect(di, m, ipa_payload(m, lldp_raw={"eno1": [[1, "0"], [5, "616"]]}))
     assert doc["error"] is None
     data = (await di.get(f"/v1/introspection/{m.uuid}/data")).json()
     assert len(data["changes"]["warnings"]) == 2

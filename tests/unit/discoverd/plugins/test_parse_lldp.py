@@ -9,7 +9,7 @@ from ironsight.discoverd.plugins.facts import INTERFACES, PARSED_LLDP, Interface
 from ironsight.discoverd.plugins.parse_lldp import LldpBasic, ParseLldp
 
 from .. import lldp_frames as f
-from ..helpers import MAC1, MAC2, agent_report, context
+from ..helpers import MAC1, MAC2, agent_report, context, unvalidated
 
 
 def run(report: dict[str, Any]) -> ProcessingContext:
@@ -62,10 +62,17 @@ def test_no_lldp_at_all_stores_nothing() -> None:
     assert ctx.changes.warnings == []
 
 
-def test_malformed_hex_is_a_warning_and_the_rest_is_parsed() -> None:
-    tlvs = [*f.switch_port("Ethernet3"), [6, "not hex"]]
+def test_an_odd_number_of_hex_digits_is_a_warning_and_the_rest_is_parsed() -> None:
+    tlvs = [*f.switch_port("Ethernet3"), [6, "414"]]
     ctx = run(agent_report(lldp_raw={"eth0": tlvs}))
     assert ctx.get(PARSED_LLDP).by_interface["eth0"]["switch_port_id"] == "Ethernet3"
+    assert ctx.changes.warnings == [
+        "interface eth0: LLDP TLV type 6: value is not hexadecimal ('414')"]
+
+
+def test_unvalidated_non_hex_is_a_warning_too() -> None:
+    ctx = unvalidated(agent_report(lldp_raw={"eth0": [[6, "not hex"]]}))
+    ParseLldp(ctx.conf).before_update(ctx)
     assert ctx.changes.warnings == [
         "interface eth0: LLDP TLV type 6: value is not hexadecimal ('not hex')"]
 
@@ -79,16 +86,18 @@ def test_a_non_utf8_tlv_is_skipped_with_a_warning() -> None:
                                     "not UTF-8 text; skipped"]
 
 
-def test_an_oversized_value_is_dropped_with_a_warning() -> None:
+def test_an_unvalidated_oversized_value_is_dropped_with_a_warning() -> None:
     tlvs = [*f.switch_port(), [6, "41" * 600]]
-    ctx = run(agent_report(lldp_raw={"eth0": tlvs}))
+    ctx = unvalidated(agent_report(lldp_raw={"eth0": tlvs}))
+    ParseLldp(ctx.conf).before_update(ctx)
     assert "switch_system_description" not in ctx.get(PARSED_LLDP).by_interface["eth0"]
     assert ctx.changes.warnings == ["interface eth0: LLDP TLV type 6: 600 octets, more than "
                                     "511; dropped"]
 
 
-def test_lldp_data_that_is_not_a_list_is_a_warning() -> None:
-    ctx = run(agent_report(lldp_raw={"eth0": "garbage"}))
+def test_unvalidated_lldp_data_that_is_not_a_list_is_a_warning() -> None:
+    ctx = unvalidated(agent_report(lldp_raw={"eth0": "garbage"}))
+    ParseLldp(ctx.conf).before_update(ctx)
     assert ctx.get(PARSED_LLDP).by_interface == {}
     assert ctx.changes.warnings == ["interface eth0: LLDP data is not a list of [type, "
                                     "hexvalue] pairs: 'garbage'"]

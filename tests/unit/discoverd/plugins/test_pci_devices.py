@@ -10,7 +10,7 @@ from ironsight.common.exceptions import ConfigError
 from ironsight.discoverd.plugins.capabilities import parse
 from ironsight.discoverd.plugins.pci_devices import PciDevices, PciDevicesInspector
 
-from ..helpers import agent_report, context
+from ..helpers import agent_report, context, unvalidated
 
 ALIASES = "10de:1eb8:gpu_t4,8086:1572:nic_x710"
 T4 = {"vendor_id": "10de", "product_id": "1eb8", "class": "030200", "bus": "0000:3b:00.0"}
@@ -44,13 +44,19 @@ def test_a_report_without_pci_devices_changes_nothing() -> None:
     assert caps(None) is None
 
 
-def test_malformed_device_entries_are_ignored() -> None:
-    assert caps(["junk", {"vendor_id": None}, T4]) == {"gpu_t4": "1"}
+def test_ids_that_are_not_hexadecimal_match_no_alias() -> None:
+    assert caps([{"vendor_id": "10dg", "product_id": "1eb8"}, T4]) == {"gpu_t4": "1"}
 
 
-def test_pci_devices_that_are_not_a_list_are_a_warning() -> None:
-    ctx = context(agent_report(pci_devices={"a": 1}),
-                  processing={"pci_device_alias": ALIASES})
+def test_unvalidated_entries_that_are_not_devices_are_ignored() -> None:
+    ctx = unvalidated(agent_report(pci_devices=["junk", {"vendor_id": None}, T4]),
+                      pci_device_alias=ALIASES)
+    PciDevices(ctx.conf).before_update(ctx)
+    assert ctx.changes.properties == {"capabilities": "gpu_t4:1"}
+
+
+def test_unvalidated_pci_devices_that_are_not_a_list_are_a_warning() -> None:
+    ctx = unvalidated(agent_report(pci_devices={"a": 1}), pci_device_alias=ALIASES)
     PciDevices(ctx.conf).before_update(ctx)
     assert ctx.changes.properties == {}
     assert ctx.changes.warnings == ["pci_devices is not a list (dict); ignored"]
