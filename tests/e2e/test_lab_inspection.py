@@ -35,7 +35,7 @@ import pytest
 
 from ironsight.client.http import ApiClient
 from ironsight.lab.lifecycle import running
-from ironsight.lab.lldp import CHASSIS_MAC, PORT_NAME
+from ironsight.lab.lldp import CHASSIS_MAC, PORT_NAME, SYSTEM_NAME
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import provision, wait_states
 from ironsight.lab.processes import log_tail
@@ -177,6 +177,20 @@ def test_each_vm_stored_its_own_switch_port_from_lldp(lab: Lab, client: ApiClien
                       if n["mac_address"] == spec.mac]
             assert chassis in nic["lldp"] and port in nic["lldp"], (name, nic["lldp"])
             assert stored["plugin_data"]["lldp_raw"][nic["name"]] == nic["lldp"], name
+
+
+def test_each_vm_port_got_its_switch_port_from_lldp(lab: Lab, client: ApiClient) -> None:
+    """The lab's chain ends with parse-lldp and local-link-connection (lifecycle.py)."""
+    with diagnosed(lab, NORMAL):
+        for name in NORMAL:
+            spec = lab.vm(name).spec
+            (port,) = _get(client, f"/v1/ports?node={name}&detail=true")["ports"]
+            assert port["local_link_connection"] == {
+                "switch_id": lab.network.bridge_mac, "port_id": spec.tap,
+                "switch_info": SYSTEM_NAME}, (name, port)
+            stored = _get(client, f"/v1/nodes/{name}/inventory")["plugin_data"]
+            nic = next(n for n, i in stored["all_interfaces"].items() if i["mac"] == spec.mac)
+            assert stored["parsed_lldp"][nic]["switch_port_id"] == spec.tap, name
 
 
 def test_denied_mac_gets_no_lease(lab: Lab, client: ApiClient) -> None:

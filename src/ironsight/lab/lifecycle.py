@@ -19,7 +19,7 @@ from typing import Any
 
 from ironsight.client.http import ClientError, api_answers, node_path
 from ironsight.client.wait import Poller, until
-from ironsight.common.config import default_ramdisk_dir
+from ironsight.common.config import ProcessingSection, default_ramdisk_dir
 from ironsight.common.files import private_dir
 from ironsight.lab import network
 from ironsight.lab.network import LabNetwork
@@ -169,6 +169,9 @@ def _build_ramdisk(ramdisk_dir: Path, log: Log) -> None:
         f"({result.timings.get('total', 0):.1f} s)")
 
 
+LLDP_HOOKS = ("parse-lldp", "local-link-connection")
+
+
 def service_config(state_dir: Path, net: LabNetwork, ramdisk_dir: Path,
                    extra: dict[str, dict[str, str]] | None = None) -> str:
     """`ironsight serve`'s configuration inside the namespace."""
@@ -187,6 +190,10 @@ def service_config(state_dir: Path, net: LabNetwork, ramdisk_dir: Path,
                 "http_url": ramdisk_url, "ramdisk_dir": str(ramdisk_dir),
                 "kernel_params": "console=ttyS0,115200 ipa-collect-lldp=1"},
         "pxe_filter": {"driver": "dnsmasq", "sync_period": "5"},
+        # the lab's switch announces each VM's port (lldp.py): into each port's
+        # local_link_connection, and parsed into the stored data for rules
+        "processing": {"processing_hooks": ",".join(
+            [*ProcessingSection().processing_hooks, *LLDP_HOOKS])},
     }
     for section, values in (extra or {}).items():
         sections.setdefault(section, {}).update(values)
