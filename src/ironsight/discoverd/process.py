@@ -169,7 +169,10 @@ class Processor:
 
     async def _previous_report(self, uuid: str) -> dict[str, Any] | None:
         """The raw report of the run before the one being processed (whose own report is
-        the newest stored), or None when none is kept."""
+        the newest stored), or None when none is kept. Without store_data the report being
+        processed is not stored, so which stored run came before it is unknown: None."""
+        if not self.conf.processing.store_data:
+            return None
         runs = [run for run in await self.cache.history(uuid) if run.received_at]
         if len(runs) < 2:
             return None

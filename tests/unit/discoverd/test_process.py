@@ -574,3 +574,15 @@ async def test_the_previous_report_is_not_read_when_no_hook_asks(di: Discoverd) 
     await di.settle()
     await processed(di)
     assert seen == [None, None]
+
+
+async def test_without_store_data_no_previous_report_is_given(build: Build) -> None:
+    di = build(processing={"store_data": "false"})
+    Remembering.seen = []
+    await waiting(di)
+    di.processor.hooks.append(Remembering(di.conf))
+    await processed(di)
+    await di.introspector.start(UUID1)
+    await di.settle()
+    await processed(di)
+    assert Remembering.seen == [None, None]
