@@ -8,9 +8,9 @@ import ironsight
 from ironsight.agent import __version__, document, nics, system
 from ironsight.lab.lldp import Port, frame
 
-LLDP_ON = {"ipa-collect-lldp": "1"}
-
 from .conftest import smbios_memory_device, smbios_structure
+
+LLDP_ON = {"ipa-collect-lldp": "1"}
 
 IPA_TOP_LEVEL = {"inventory", "root_disk", "boot_interface", "configuration", "error"}
 IPA_INVENTORY = {"cpu", "memory", "disks", "interfaces", "bmc_address", "bmc_v6address",
