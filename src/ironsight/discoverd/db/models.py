@@ -80,7 +80,7 @@ members = Table(
     Column("pxe_since", DateTime, nullable=True),
 )
 
-# Inspection rules of both API dialects (discoverd/rules/store.py): the `dialect` a rule was
+# Inspection rules of both API dialects (discoverd/rule_store.py): the `dialect` a rule was
 # created in decides which API lists and deletes it; processing applies all of them.
 # `conditions`/`actions` hold the internal model (discoverd/rules/model.py) as JSON,
 # `original` the body an inspector-dialect rule was posted with (shown back as posted).

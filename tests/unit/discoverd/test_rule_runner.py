@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ironsight.discoverd.rule_runner import patched, summary, with_properties
 from ironsight.discoverd.rules.model import ActionTrace, Outcome, RuleTrace
-from ironsight.discoverd.rules.runner import patched, summary, with_properties
 
 
 def test_rules_see_the_node_with_the_hooks_property_changes() -> None:

@@ -7,9 +7,17 @@ import datetime as dt
 
 import pytest
 
+from ironsight.common.db import Database
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
+from ironsight.discoverd.rule_store import RuleSet, RuleStore, page
 from ironsight.discoverd.rules.model import Action, Condition, Rule
-from ironsight.discoverd.rules.store import RuleSet, RuleStore, page
+
+
+@pytest.fixture
+def store(db_each: Database) -> RuleStore:
+    """The storage runs SQL: its specifications hold on each backend."""
+    return RuleStore(db_each)
+
 
 U1 = "aaaaaaaa-0000-4000-8000-000000000001"
 U2 = "aaaaaaaa-0000-4000-8000-000000000002"

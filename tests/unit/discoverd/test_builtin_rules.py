@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ironsight.common.exceptions import ConfigError, Invalid
-from ironsight.discoverd.rules.builtin import BuiltInRules, default_uuid, parse_file
+from ironsight.discoverd.builtin_rules import BuiltInRules, default_uuid, parse_file
 
 TWO_RULES = """
 - description: big memory

@@ -1,4 +1,5 @@
-"""Storage of inspection rules (table `inspection_rules`), and the cached set processing reads.
+"""Storage of inspection rules (SQL lives here, in discoverd's core, as node_cache.py's:
+discoverd/rules is pure) (table `inspection_rules`), and the cached set processing reads.
 
 Both API dialects share one table; each row keeps the `dialect` it was created in, which decides
 which API lists and deletes it. Conditions and actions are stored as the internal model
@@ -25,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Database
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
+from ironsight.discoverd.db.models import data
 from ironsight.discoverd.db.models import inspection_rules as table
 from ironsight.discoverd.rules.model import Action, Condition, Dialect, Rule
 
@@ -202,3 +204,16 @@ def page(rules: Sequence[Rule], *, sort_key: str = "created_at", sort_dir: str =
     if limit is not None and len(ordered) > limit:
         return ordered[:limit], True
     return ordered, False
+
+
+# Enough inventories to know the fleet's shapes; bounded so that a create stays cheap.
+SAMPLE = 200
+
+
+async def recent_inventories(db: Database, limit: int = SAMPLE) -> list[Any]:
+    """The inventories of the most recently stored processed data."""
+    query = (select(data.c.data).where(data.c.processed.is_(True))
+             .order_by(data.c.stored_at.desc()).limit(limit))
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).scalars().all()
+    return [row.get("inventory") for row in rows if isinstance(row, dict)]
