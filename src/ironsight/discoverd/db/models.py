@@ -98,5 +98,9 @@ inspection_rules = Table(
     Column("original", JSON, nullable=True),
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=True),
+    # A random number drawn at every write: with the row count, the cached rule sets' version
+    # stamp (rule_store.py), which timestamps alone would not be across replicas whose clocks
+    # differ.
+    Column("revision", Integer, nullable=False, default=0),
     Index("inspection_rules_dialect_idx", "dialect", "created_at"),
 )
