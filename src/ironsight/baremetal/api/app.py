@@ -35,7 +35,8 @@ ACCESS = AccessRules(
             rule({"POST"}, r"/v1/continue_inspection"),
             rule({"GET"}, r"/v1/lookup"),
             rule({"POST"}, r"/v1/heartbeat/[^/]+")),
-    admin_only=(rule({"DELETE"}, r"/v1/nodes/[^/]+"),))
+    admin_only=(rule({"DELETE"}, r"/v1/nodes/[^/]+"),
+                rule({"POST"}, r"/v1/nodes/[^/]+/history")))
 
 
 def _spec(deps: BaremetalDeps, metrics: Metrics | None, *, open_only: bool) -> ApiSpec:
