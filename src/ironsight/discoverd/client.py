@@ -98,6 +98,16 @@ class _Sleep:
 _Op = Generator[_Call | _Sleep, Any, T]
 
 
+@dataclass(frozen=True)
+class RawAnswer:
+    """An HTTP answer as received (`AsyncClient.forward`): header names in lower case."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    reason: str = ""
+
+
 def normalize_url(base_url: str | None) -> str:
     """`http://host:5050`, `.../`, `.../v1` and `.../v1/` all mean the same API root."""
     url = (base_url or "").strip().rstrip("/") or DEFAULT_URL
@@ -423,6 +433,11 @@ class AsyncClient:
             raise ServiceUnavailable(f"no token to call discoverd with: {exc}") from None
 
     async def _send_once(self, call: _Call, auth: Mapping[str, str]) -> Any:
+        answer = await self._exchange(call, auth)
+        return _decode(answer.status, answer.body, answer.reason)
+
+    async def _exchange(self, call: _Call, auth: Mapping[str, str]) -> RawAnswer:
+        """One HTTP exchange, whatever its status; ServiceUnavailable when none happened."""
         if auth:
             call = dataclasses.replace(call, headers={**call.headers, **auth})
         if self._http is not None:
@@ -431,10 +446,26 @@ class AsyncClient:
                                                     **_request_args(call))
             except httpx.TransportError as exc:
                 raise _unavailable(self.base_url, self.timeout, exc) from exc
-            return _decode(response.status_code, response.content, response.reason_phrase)
+            return RawAnswer(response.status_code,
+                             {k.lower(): v for k, v in response.headers.items()},
+                             response.content, response.reason_phrase)
         return await self._send_aiohttp(call)
 
-    async def _send_aiohttp(self, call: _Call) -> Any:
+    async def forward(self, method: str, path: str, params: Mapping[str, str] | None = None,
+                      body: Any = None, *, has_body: bool = False) -> RawAnswer:
+        """Pass a request on to discoverd and hand back its answer as it is, errors included
+        (the bare-metal API's `/v1/inspection_rules` is discoverd's, forwarded): only "no
+        answer at all" raises (ServiceUnavailable). `path` is relative to `/v1`, already
+        quoted. A token discoverd refuses is renewed once, as for every other call."""
+        call = _Call(method, path, dict(params or {}), body, has_body)
+        auth = await self._auth() if self._tokens is not None else {}
+        answer = await self._exchange(call, auth)
+        if answer.status == 401 and self._tokens is not None:
+            self._tokens.invalidate()
+            answer = await self._exchange(call, await self._auth())
+        return answer
+
+    async def _send_aiohttp(self, call: _Call) -> RawAnswer:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.timeout),
@@ -446,10 +477,10 @@ class AsyncClient:
         try:
             async with self._session.request(call.method, url, params=call.params or None,
                                              data=data, headers=headers) as resp:
-                status, body, reason = resp.status, await resp.read(), resp.reason or ""
+                return RawAnswer(resp.status, {k.lower(): v for k, v in resp.headers.items()},
+                                 await resp.read(), resp.reason or "")
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _unavailable(self.base_url, self.timeout, exc) from exc
-        return _decode(status, body, reason)
 
     async def _run(self, op: _Op[T]) -> T:
         answer: Any = None
