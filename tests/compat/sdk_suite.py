@@ -108,7 +108,8 @@ class Service:
 @contextmanager
 def serving(workdir: Path, timeout: float = 60) -> Iterator[Service]:
     """`ironsight serve` on free loopback ports with a fresh state dir under `workdir`:
-    noauth (the default on loopback), the fake hardware type, discoverd in the process."""
+    noauth (the default on loopback), the fake hardware type, discoverd in the process (the
+    bare-metal API's `[discoverd] service_url`, for the inspection rules)."""
     state = workdir / "state"
     state.mkdir(parents=True)
     port, di_port = _free_port(), _free_port()
@@ -119,6 +120,8 @@ def serving(workdir: Path, timeout: float = 60) -> Iterator[Service]:
         "api": {"host": "127.0.0.1", "port": str(port)},
         "conductor": {"enabled_hardware_types": fake_hardware_type()},
         "introspection": {"port": str(di_port), "ironic_url": url},
+        # where the bare-metal API forwards /v1/inspection_rules (inspection stays off)
+        "discoverd": {"service_url": f"{di_url}/v1"},
     })
     conf_file = workdir / "ironsight.conf"
     with open(conf_file, "w") as fh:

@@ -164,6 +164,10 @@ def _post(path: str) -> _Op[None]:
     yield _Call("POST", path)
 
 
+def _delete_one(path: str) -> _Op[None]:
+    yield _Call("DELETE", path)
+
+
 def _continue(data: Mapping[str, Any], token: str | None) -> _Op[Any]:
     headers = {CALLBACK_TOKEN_HEADER: token} if token is not None else {}
     return (yield _Call("POST", "/continue", body=data, has_body=True, headers=headers))
@@ -246,6 +250,51 @@ def _wait(uuids: Iterable[str], retry_interval: float, max_retries: int
         if not pending:
             return done
     raise WaitTimeoutError(pending, {**done, **last})
+
+
+# --- inspection rules: both dialects (docs/rules.md) ---------------------------------------
+
+#: The collection of each dialect's rules in discoverd's API.
+RULE_COLLECTIONS = {"ironic": "inspection_rules", "inspector": "rules"}
+
+
+def _rules_path(dialect: str, uuid: str | None = None) -> str:
+    try:
+        collection = RULE_COLLECTIONS[dialect]
+    except KeyError:
+        raise ValueError(f"unknown rule dialect {dialect!r} (one of: "
+                         f"{', '.join(RULE_COLLECTIONS)})") from None
+    return collection if uuid is None else f"{collection}/{quote(_check_ident(uuid), safe='')}"
+
+
+def _create_rule(body: Mapping[str, Any], dialect: str) -> _Op[dict[str, Any]]:
+    return dict((yield _Call("POST", _rules_path(dialect), body=dict(body), has_body=True))
+                or {})
+
+
+def _list_rules(dialect: str, detail: bool) -> _Op[list[dict[str, Any]]]:
+    """Every rule of a dialect (Ironic's list pages are followed; the inspector's has none)."""
+    if dialect == "inspector":
+        return list(((yield _Call("GET", _rules_path(dialect))) or {}).get("rules", []))
+    params = {"detail": "true"} if detail else {}
+    items: list[dict[str, Any]] = []
+    query: dict[str, str] | None = params
+    seen: set[str] = set()
+    while query is not None:
+        page = (yield _Call("GET", _rules_path(dialect), query)) or {}
+        items.extend(page.get("inspection_rules", []))
+        query = next_query(page.get("next"), params, seen)
+    return items
+
+
+def _delete_rules(dialect: str) -> _Op[None]:
+    yield _Call("DELETE", _rules_path(dialect))
+
+
+def _dry_run(rule: str | Mapping[str, Any], node: str) -> _Op[dict[str, Any]]:
+    body = {"node": _check_ident(node), "rule": rule if isinstance(rule, str) else dict(rule)}
+    return dict((yield _Call("POST", "inspection_rules/dry_run", body=body, has_body=True))
+                or {})
 
 
 # --- clients --------------------------------------------------------------------------------
@@ -369,6 +418,33 @@ class Client:
     def wait_for_finish(self, uuids: Iterable[str], retry_interval: float = 1,
                         max_retries: int = DEFAULT_MAX_RETRIES) -> dict[str, Status]:
         return self._run(_wait(uuids, retry_interval, max_retries))
+
+    # Inspection rules. `dialect` is "ironic" (`/v1/inspection_rules`, Ironic's shape) or
+    # "inspector" (`/v1/rules`, ironic-inspector's); each API shows its own dialect's rules.
+
+    def create_rule(self, body: Mapping[str, Any], dialect: str = "ironic") -> dict[str, Any]:
+        """The rule as discoverd stored it (with `warnings` when it names a path that no
+        stored inventory has, Ironic dialect)."""
+        return self._run(_create_rule(body, dialect))
+
+    def list_rules(self, dialect: str = "ironic", detail: bool = False
+                   ) -> list[dict[str, Any]]:
+        return self._run(_list_rules(dialect, detail))
+
+    def get_rule(self, uuid: str, dialect: str = "ironic") -> dict[str, Any]:
+        return dict(self._run(_get(_rules_path(dialect, uuid))) or {})
+
+    def delete_rule(self, uuid: str, dialect: str = "ironic") -> None:
+        self._run(_delete_one(_rules_path(dialect, uuid)))
+
+    def delete_all_rules(self, dialect: str = "ironic") -> None:
+        """Every rule of the dialect but the built-in ones."""
+        self._run(_delete_rules(dialect))
+
+    def dry_run(self, rule: str | Mapping[str, Any], node: str) -> dict[str, Any]:
+        """What a rule (a stored rule's UUID, or a rule body in either dialect) would do to a
+        node's latest stored data, changing nothing."""
+        return self._run(_dry_run(rule, node))
 
 
 class AsyncClient:

@@ -5,7 +5,8 @@ the bare-metal API does not keep them: it checks the microversion (as Ironic doe
 anything else: a GET older than 1.96 is 404, a write 405), then hands the method, the sub-path,
 the query and the body to discoverd's `/v1/inspection_rules...`, and gives its answer back as
 the bare-metal API's own: links, `next` and `Location` point at this API, and an error is
-Ironic's error body with discoverd's status. The service reaches discoverd with its own
+Ironic's error body with discoverd's status. What python-ironicclient sends wrongly is put
+right first (inspection_rules_compat.py). The service reaches discoverd with its own
 credentials (baremetal/discoverd_proxy.py); which callers may read or write is decided here,
 before forwarding (app.py: reads need a reader, writes an admin).
 
@@ -23,6 +24,7 @@ from urllib.parse import quote, urlsplit
 
 from starlette.routing import Route
 
+from ironsight.baremetal.api import inspection_rules_compat as compat
 from ironsight.baremetal.api.base import Ctx
 from ironsight.baremetal.discoverd_proxy import DiscoverdUnavailable
 from ironsight.common.api.endpoint import endpoint
@@ -105,11 +107,15 @@ async def forward(ctx: Ctx) -> Any:
     proxy = ctx.deps.discoverd
     if proxy is None:
         raise DiscoverdUnavailable("This bare-metal API has no link to discoverd.")
-    rest = ctx.request.path_params.get("rest", "").strip("/")
-    path = "inspection_rules" + (f"/{quote(rest, safe='/')}" if rest else "")
     method = ctx.request.method
+    rest = compat.sub_path(method, ctx.request.path_params.get("rest", "").strip("/"))
+    path = "inspection_rules" + (f"/{quote(rest, safe='/')}" if rest else "")
     has_body = method in ("POST", "PATCH", "PUT")
     body = await ctx.body() if has_body else None
+    if method == "POST" and not rest:
+        body = compat.create_body(body)
+    elif method == "PATCH":
+        body = compat.patch_body(body)
     answer = await proxy.forward(method, path, dict(ctx.request.query_params), body,
                                  has_body=has_body)
     if answer.status >= 400:

@@ -250,3 +250,19 @@ def test_rebase_keeps_what_follows_discoverds_root() -> None:
     assert inspection_rules.rebase(f"{DI}/prefix/v1/inspection_rules/{UUID}", BM) == \
         f"{BM}/v1/inspection_rules/{UUID}"
     assert inspection_rules.rebase("http://elsewhere/x", BM) == "http://elsewhere/x"
+
+
+async def test_the_clients_delete_all_deletes_the_collection(api: httpx.AsyncClient,
+                                                             discoverd: FakeDiscoverd) -> None:
+    discoverd.status = 204
+    response = await api.delete("/v1/inspection_rules/all", headers=V96)
+    assert response.status_code == 204
+    assert discoverd.received[0]["path"] == "/v1/inspection_rules"
+
+
+async def test_a_create_from_the_client_reaches_discoverd_typed(
+        api: httpx.AsyncClient, discoverd: FakeDiscoverd) -> None:
+    discoverd.status, discoverd.body = 201, rule_doc()
+    await api.post("/v1/inspection_rules", headers=V96,
+                   json={"actions": [], "priority": "7", "conditions": None})
+    assert discoverd.received[0]["body"] == {"actions": [], "priority": 7}
