@@ -341,6 +341,22 @@ class ProcessingSection:
 
 
 @dataclass(frozen=True)
+class InspectionRulesSection:
+    """Inspection rules (discoverd applies them after the processing hooks); Ironic's names."""
+
+    built_in_rules: str = opt(
+        "", "Path to a YAML file with a list of built-in inspection rules (Ironic's format). "
+        "Applied with the stored rules, shown read-only by the APIs, and read again when the "
+        "file changes (a file that does not parse is logged and the previous rules kept; "
+        "`ironsight serve` refuses to start on one). Empty: none.")
+    mask_secrets: str = opt(
+        "always", "Which rules see secret values (passwords, tokens) of the inventory and "
+        "plugin data: always (masked for every rule), never (no masking) or sensitive "
+        "(only rules flagged sensitive see them).",
+        choices=("always", "never", "sensitive"))
+
+
+@dataclass(frozen=True)
 class PxeSection:
     """discoverd's PXE side: dnsmasq it supervises and the boot files it serves."""
 
@@ -457,6 +473,7 @@ class Config:
     discoverd: DiscoverdSection = field(default_factory=DiscoverdSection)
     introspection: IntrospectionSection = field(default_factory=IntrospectionSection)
     processing: ProcessingSection = field(default_factory=ProcessingSection)
+    inspection_rules: InspectionRulesSection = field(default_factory=InspectionRulesSection)
     pxe: PxeSection = field(default_factory=PxeSection)
     pxe_filter: PxeFilterSection = field(default_factory=PxeFilterSection)
     ipmi: IpmiSection = field(default_factory=IpmiSection)

@@ -51,6 +51,9 @@ class BareMetal(Protocol):
     async def create_port(self, uuid: str, mac: str, pxe_enabled: bool) -> dict[str, Any]: ...
     async def patch_port(self, port_uuid: str, patch: list[dict[str, Any]]) -> None: ...
     async def delete_port(self, port_uuid: str) -> None: ...
+    async def add_trait(self, uuid: str, trait: str) -> None: ...
+    async def remove_trait(self, uuid: str, trait: str) -> None: ...
+    async def add_history(self, uuid: str, event: str, severity: str = "INFO") -> None: ...
 
 
 def _message(status: int, body: bytes) -> str:
@@ -213,3 +216,21 @@ class Ironic:
         except IronicError as exc:
             if exc.code != 404:
                 raise
+
+    async def add_trait(self, uuid: str, trait: str) -> None:
+        """One trait, leaving the node's others alone (`PUT .../traits/{trait}`)."""
+        await self.call("PUT", f"/v1/nodes/{uuid}/traits/{quote(trait, safe='')}")
+
+    async def remove_trait(self, uuid: str, trait: str) -> None:
+        """Not there (any more) is done: a rule removing a trait the node lacks, or a retry."""
+        try:
+            await self.call("DELETE", f"/v1/nodes/{uuid}/traits/{quote(trait, safe='')}")
+        except IronicError as exc:
+            if exc.code != 404:
+                raise
+
+    async def add_history(self, uuid: str, event: str, severity: str = "INFO") -> None:
+        """An event in the node's history (`GET /v1/nodes/{uuid}/history`), through the
+        bare-metal API's ironsight-only `POST /v1/nodes/{uuid}/history` (admin)."""
+        await self.call("POST", f"/v1/nodes/{uuid}/history",
+                        {"event": event, "severity": severity, "event_type": "inspection"})

@@ -38,15 +38,30 @@ from ironsight.discoverd.plugins.base import (
     ProcessingHook,
     ReportedError,
 )
+from ironsight.discoverd.rules.model import Facts, Outcome, Rule
+from ironsight.discoverd.rules.runner import RuleRunner, patched, summary, with_properties
 
 LOG = logging.getLogger(__name__)
+# The node fields the processing hooks read (rules read the whole node).
+_HOOK_FIELDS = "uuid,name,properties,provision_state"
+
+
+class RuleFailed(Invalid):
+    """A rule's `fail` action: the introspection ends in error with its message (which
+    names the rule)."""
+
+
+def _property_ops(properties: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"op": "add", "path": f"/properties/{key.replace('~', '~0').replace('/', '~1')}",
+             "value": value} for key, value in properties.items()]
 
 
 class Processor:
     def __init__(self, conf: Config, cache: NodeCache, ironic: BareMetal,
                  hooks: list[ProcessingHook], introspector: Introspector,
-                 workers: WorkerPool) -> None:
+                 workers: WorkerPool, rules: RuleRunner | None = None) -> None:
         self.conf = conf
+        self.rules = rules  # None: no inspection rules (unit tests of the hooks alone)
         self.cache = cache
         self.ironic = ironic
         self.hooks = hooks
@@ -149,26 +164,92 @@ class Processor:
         return failures
 
     async def _update_node(self, uuid: str, ctx: ProcessingContext) -> None:
-        ctx.node = await self.ironic.get_node(uuid, fields="uuid,name,properties,provision_state")
+        rules = await self.rules.current() if self.rules is not None else []
+        # Rules may read any field of the node: then the whole node, else only what hooks read.
+        ctx.node = await self.ironic.get_node(uuid, fields=None if rules else _HOOK_FIELDS)
         ctx.ports = await self.ironic.list_ports(uuid)
         failures = self._run(ctx, "before_update")
         if failures:
             raise Invalid("; ".join(failures))
-        await self._apply(uuid, ctx.changes)
         processed = ctx.processed_data()
+        outcome = None
+        if rules:
+            outcome, processed = await self._apply_rules(uuid, ctx, rules, processed)
+        else:
+            await self._apply(uuid, ctx.changes)
         processed["changes"] = {"properties": ctx.changes.properties,
                                 "created_ports": sorted(ctx.changes.create_ports),
                                 "deleted_ports": ctx.changes.delete_ports,
                                 "warnings": ctx.changes.warnings}
         if self.conf.processing.store_data:
             await self.cache.store_data(uuid, processed, processed=True)
+        if outcome is not None and outcome.failure:
+            raise RuleFailed(outcome.failure)
         LOG.info("Node %s: properties %s, ports created %s", uuid, ctx.changes.properties,
                  sorted(ctx.changes.create_ports))
 
+    async def _apply_rules(self, uuid: str, ctx: ProcessingContext, rules: list[Rule],
+                           processed: dict[str, Any]) -> tuple[Outcome, dict[str, Any]]:
+        """Run the rules on the node as the hooks leave it, then write the hooks' and the
+        rules' changes together: one node PATCH, a request per trait, one PATCH per port.
+        Ports are created and deleted first, so that rules see (and may set attributes of)
+        the ports the node ends up with. A rule's `fail` writes nothing of the node's own
+        fields; its traces are stored with the processed data (see `_update_node`)."""
+        assert self.rules is not None
+        changes = ctx.changes
+        ports = await self._apply_ports(uuid, ctx.ports, changes)
+        inventory = processed.get("inventory") or {}
+        plugin_data = {k: v for k, v in processed.items() if k not in ("inventory", "rules")}
+        facts = Facts(node=with_properties(ctx.node, changes.properties), inventory=inventory,
+                      plugin_data=plugin_data,
+                      ports=[patched(p, changes.port_patches.get(p["uuid"], []))
+                             for p in ports])
+        outcome = await self.rules.run(rules, facts, node_uuid=uuid)
+        result = {**outcome.plugin_data, "inventory": inventory,
+                  "rules": [t.to_dict() for t in outcome.traces]}
+        if outcome.failure:
+            return outcome, result
+        await self.ironic.patch_node(uuid, [*_property_ops(changes.properties),
+                                            *outcome.node_patch])
+        for trait in outcome.traits_add:
+            await self.ironic.add_trait(uuid, trait)
+        for trait in outcome.traits_remove:
+            await self.ironic.remove_trait(uuid, trait)
+        port_patches: dict[str, list[dict[str, Any]]] = {}
+        for source in (changes.port_patches, outcome.port_patches):
+            for port_uuid, ops in source.items():
+                port_patches.setdefault(port_uuid, []).extend(ops)
+        for port_uuid, ops in port_patches.items():
+            if ops:
+                await self.ironic.patch_port(port_uuid, ops)
+        event = summary(outcome)
+        if event is not None:
+            try:
+                await self.ironic.add_history(uuid, event)
+            except IronsightError as exc:  # the changes are made: a lost event is only logged
+                LOG.warning("Node %s: the rules' history event was not recorded: %s", uuid,
+                            exc)
+        return outcome, result
+
+    async def _apply_ports(self, uuid: str, ports: list[dict[str, Any]],
+                           changes: Changes) -> list[dict[str, Any]]:
+        """Delete and create the ports the hooks decided; the node's ports after that."""
+        for port_uuid in changes.delete_ports:
+            await self.ironic.delete_port(port_uuid)
+        gone = set(changes.delete_ports)
+        result = [p for p in ports if p.get("uuid") not in gone]
+        for mac, pxe in changes.create_ports.items():
+            try:
+                result.append(await self.ironic.create_port(uuid, mac, pxe))
+            except IronsightError as exc:
+                if exc.code != 409:
+                    raise
+                changes.warnings.append(f"Port {mac} not created: {exc}")
+                LOG.warning("Node %s: port %s not created: %s", uuid, mac, exc)
+        return result
+
     async def _apply(self, uuid: str, changes: Changes) -> None:
-        await self.ironic.patch_node(uuid, [
-            {"op": "add", "path": f"/properties/{key.replace('~', '~0').replace('/', '~1')}",
-             "value": value} for key, value in changes.properties.items()])
+        await self.ironic.patch_node(uuid, _property_ops(changes.properties))
         for port_uuid in changes.delete_ports:
             await self.ironic.delete_port(port_uuid)
         for port_uuid, patch in changes.port_patches.items():

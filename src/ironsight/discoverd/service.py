@@ -25,6 +25,9 @@ from ironsight.discoverd.plugins.base import load_hooks
 from ironsight.discoverd.process import Processor
 from ironsight.discoverd.pxe.service import PxeService
 from ironsight.discoverd.recovery import Recovery
+from ironsight.discoverd.rules.builtin import BuiltInRules
+from ironsight.discoverd.rules.runner import RuleRunner
+from ironsight.discoverd.rules.store import RuleSet, RuleStore
 
 LOG = logging.getLogger(__name__)
 MIGRATIONS = "ironsight.discoverd.db:migrations"
@@ -50,13 +53,18 @@ class DiscoverdService:
                     if conf.pxe.enabled else None)
         self.introspector = Introspector(conf, self.cache, self.ironic, self.workers,
                                          on_change=self.pxe.on_change if self.pxe else None)
+        self.built_in_rules = BuiltInRules(conf.inspection_rules.built_in_rules)
+        self.built_in_rules.load_at_start()  # a bad file stops the service here
+        self.rule_store = RuleStore(self.db)
+        self.rules = RuleRunner(conf, RuleSet(self.rule_store, self.built_in_rules))
         self.processor = Processor(conf, self.cache, self.ironic, load_hooks(conf),
-                                   self.introspector, self.workers)
+                                   self.introspector, self.workers, rules=self.rules)
         self.recovery = Recovery(conf, self.cache, self.introspector, self.processor,
                                  self.workers, self.members)
         self.metrics = discoverd_metrics(self.cache, self.members, self.pxe)
         deps = DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
-                             self.members, ramdisk_limiter=self.ramdisk_limiter)
+                             self.members, ramdisk_limiter=self.ramdisk_limiter,
+                             rules=self.rules)
         boot_routes = self.pxe.routes() if self.pxe is not None else []
         self.app: Starlette = create_app(deps, boot_routes, self.metrics)
         self.ramdisk_app = (create_ramdisk_app(deps, boot_routes)
@@ -85,4 +93,5 @@ class DiscoverdService:
         await self.workers.drain(timeout=self.conf.DEFAULT.graceful_shutdown_timeout)
         await self.members.unregister()
         await self.ironic.close()
+        await self.rules.close()
         await self.db.close()

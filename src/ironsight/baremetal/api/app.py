@@ -38,7 +38,8 @@ ACCESS = AccessRules(
             rule({"POST"}, r"/v1/heartbeat/[^/]+")),
     admin_only=(rule({"DELETE"}, r"/v1/nodes/[^/]+"),
                 # Ironic's baremetal:inspection_rule:{create,update,delete}: admin
-                rule({"POST", "PATCH", "PUT", "DELETE"}, r"/v1/inspection_rules(/.*)?")))
+                rule({"POST", "PATCH", "PUT", "DELETE"}, r"/v1/inspection_rules(/.*)?"),
+                rule({"POST"}, r"/v1/nodes/[^/]+/history")))
 
 
 def _spec(deps: BaremetalDeps, metrics: Metrics | None, *, open_only: bool) -> ApiSpec:

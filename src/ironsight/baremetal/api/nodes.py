@@ -324,6 +324,32 @@ async def node_history(ctx: Ctx) -> Any:
                              for e in events]}
 
 
+_SEVERITIES = ("INFO", "WARNING", "ERROR")
+MAX_EVENT = 16384
+
+
+@endpoint
+async def add_history_event(ctx: Ctx) -> Any:
+    """ironsight only (admin): another service's event in the node's history, e.g.
+    discoverd's summary of the inspection rules that matched. Ironic has no such call;
+    its own conductor writes these events, here discoverd is a separate service."""
+    ctx.query(set())
+    body = await ctx.body()
+    if not isinstance(body, dict) or set(body) - {"event", "severity", "event_type"}:
+        raise Invalid("Expected an object with event, and optionally severity and event_type")
+    event, severity = body.get("event"), body.get("severity", "INFO")
+    event_type = body.get("event_type", "inspection")
+    if not isinstance(event, str) or not event.strip() or len(event) > MAX_EVENT:
+        raise Invalid(f"event: a non-empty string of at most {MAX_EVENT} characters")
+    if severity not in _SEVERITIES:
+        raise Invalid(f"severity: one of {', '.join(_SEVERITIES)}")
+    if not isinstance(event_type, str) or not 0 < len(event_type) <= 32:
+        raise Invalid("event_type: a string of 1 to 32 characters")
+    await ctx.deps.records.add_history(ctx.param("node"), event, severity=severity,
+                                       event_type=event_type)
+    return 201, None
+
+
 routes = [
     Route("/v1/nodes", list_nodes, methods=["GET"]),
     Route("/v1/nodes", create_node, methods=["POST"]),
@@ -342,4 +368,5 @@ routes = [
     Route("/v1/nodes/{node}/maintenance", delete_maintenance, methods=["DELETE"]),
     Route("/v1/nodes/{node}/validate", validate_node, methods=["GET"]),
     Route("/v1/nodes/{node}/history", node_history, methods=["GET"]),
+    Route("/v1/nodes/{node}/history", add_history_event, methods=["POST"]),
 ]

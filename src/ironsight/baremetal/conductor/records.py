@@ -226,6 +226,16 @@ class Records:
                                       .group_by(nodes.c.provision_state))
             return {state: int(count) for state, count in rows}
 
+    async def add_history(self, ident: str, event: str, *, severity: str,
+                          event_type: str) -> None:
+        """An event another service reports about the node (discoverd: which inspection rules
+        matched and what they changed). No lock: it changes no field of the node."""
+        async with self.db.read() as conn:
+            row = await dbapi.get_node(conn, ident)
+        async with self.db.single() as conn:
+            await dbapi.add_history(conn, row["id"], event, severity=severity,
+                                    event_type=event_type, conductor=self.tasks.owner)
+
     async def history(self, ident: str) -> tuple[Row, list[Row]]:
         async with self.db.read() as conn:
             row = await dbapi.get_node(conn, ident)

@@ -15,14 +15,25 @@ from ironsight.common.api.errors import inspector_envelope
 from ironsight.common.api.metrics import Metrics
 from ironsight.common.auth.policy import VERSION_DOCUMENTS, AccessRules, rule
 from ironsight.common.auth.strategy import authenticator
-from ironsight.discoverd.api import callback, introspection, members, root
+from ironsight.discoverd.api import (
+    callback,
+    inspection_rules,
+    introspection,
+    members,
+    root,
+    rules,
+)
 from ironsight.discoverd.api.base import VERSIONS, DiscoverdDeps
 
 # Open without credentials: version discovery, the ramdisk's report (checked by its callback
 # token instead) and the boot files iPXE fetches.
 ACCESS = AccessRules(public=(VERSION_DOCUMENTS,
                              rule({"POST"}, r"/v1/continue"),
-                             rule({"GET", "HEAD"}, r"/boot\.ipxe|/boot/[^/]+\.ipxe|/pxe/[^/]+")))
+                             rule({"GET", "HEAD"}, r"/boot\.ipxe|/boot/[^/]+\.ipxe|/pxe/[^/]+")),
+                     # Inspection rules change what every inspection writes (and may carry
+                     # secrets): admin only, as upstream's rule policies; reads need a reader.
+                     admin_only=(rule({"POST", "PUT", "PATCH", "DELETE"},
+                                      r"/v1/rules(/[^/]+)?|/v1/inspection_rules(/[^/]+)?"),))
 
 
 def _spec(deps: DiscoverdDeps, metrics: Metrics | None, *, open_only: bool) -> ApiSpec:
@@ -38,7 +49,8 @@ def create_app(deps: DiscoverdDeps, extra_routes: Sequence[BaseRoute] = (),
                metrics: Metrics | None = None) -> Starlette:
     return build_app(_spec(deps, metrics, open_only=False), deps,
                      [*root.routes, *introspection.routes, *callback.routes,
-                      *members.routes, *extra_routes])
+                      *members.routes, *rules.routes, *inspection_rules.routes,
+                      *extra_routes])
 
 
 def create_ramdisk_app(deps: DiscoverdDeps, boot_routes: Sequence[BaseRoute] = ()

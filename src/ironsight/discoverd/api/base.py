@@ -13,6 +13,7 @@ from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.process import Processor
+from ironsight.discoverd.rules.runner import RuleRunner
 
 # Both the X- header and `OpenStack-API-Version: baremetal-introspection X.Y` are read
 # (upstream documented the second but parsed only the first). No header: the newest.
@@ -35,6 +36,7 @@ class DiscoverdDeps:
     ironic: BareMetal  # names in paths are resolved to UUIDs through the bare-metal API
     members: Members
     ramdisk_limiter: RateLimiter  # per-address limit of /v1/continue and the boot scripts
+    rules: RuleRunner  # inspection rules: the stored and built-in ones, and the engine
 
 
 Ctx = RequestContext[DiscoverdDeps]

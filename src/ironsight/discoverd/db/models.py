@@ -79,3 +79,24 @@ members = Table(
     Column("pxe_network", String(255), nullable=True),  # the provisioning network it serves
     Column("pxe_since", DateTime, nullable=True),
 )
+
+# Inspection rules of both API dialects (discoverd/rules/store.py): the `dialect` a rule was
+# created in decides which API lists and deletes it; processing applies all of them.
+# `conditions`/`actions` hold the internal model (discoverd/rules/model.py) as JSON,
+# `original` the body an inspector-dialect rule was posted with (shown back as posted).
+inspection_rules = Table(
+    "inspection_rules", metadata,
+    Column("uuid", String(36), primary_key=True),
+    Column("dialect", String(16), nullable=False),
+    Column("priority", Integer, nullable=False, default=0),
+    Column("description", Text, nullable=True),
+    Column("phase", String(16), nullable=False, default="main"),
+    Column("sensitive", Boolean, nullable=False, default=False),
+    Column("scope", String(255), nullable=True),
+    Column("conditions", JSON, nullable=False),
+    Column("actions", JSON, nullable=False),
+    Column("original", JSON, nullable=True),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=True),
+    Index("inspection_rules_dialect_idx", "dialect", "created_at"),
+)

@@ -1,0 +1,103 @@
+"""Running the rules inside discoverd: the current rule set, the facts a processing run (or a
+dry run) gives them, and the one-line summary the node's history gets.
+
+The engine (engine.py) is pure; this module is what ties it to discoverd: which rules apply
+(stored and built-in, cached, see store.RuleSet), the `[inspection_rules] mask_secrets`
+policy, and the `api-call` transport.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ironsight.common.config import Config
+from ironsight.discoverd.rules.api_call import HttpApiCall
+from ironsight.discoverd.rules.engine import apply_rules
+from ironsight.discoverd.rules.model import ApiCall, Facts, MaskPolicy, Outcome, Rule
+from ironsight.discoverd.rules.store import RuleSet
+
+LOG = logging.getLogger(__name__)
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+           "error": logging.ERROR, "critical": logging.CRITICAL}
+MAX_SUMMARY = 4000
+
+
+class RuleRunner:
+    """The rules processing applies, and how it applies them."""
+
+    def __init__(self, conf: Config, rules: RuleSet, api_call: ApiCall | None = None) -> None:
+        self.rules = rules
+        self.mask = MaskPolicy(conf.inspection_rules.mask_secrets)
+        self.api_call: ApiCall = api_call if api_call is not None else HttpApiCall()
+
+    async def current(self) -> list[Rule]:
+        return await self.rules.current()
+
+    async def run(self, rules: Sequence[Rule], facts: Facts, *, node_uuid: str,
+                  live: bool = True) -> Outcome:
+        """Apply `rules`; `live` False (a dry run): no `api-call` is made."""
+        outcome = await apply_rules(rules, facts, mask=self.mask,
+                                    api_call=self.api_call if live else None)
+        if live:
+            for entry in outcome.logs:
+                LOG.log(_LEVELS.get(entry.level.lower(), logging.INFO),
+                        "Node %s: inspection rule %s: %s", node_uuid, entry.rule, entry.message)
+        return outcome
+
+    async def close(self) -> None:
+        if isinstance(self.api_call, HttpApiCall):
+            await self.api_call.close()
+
+
+def with_properties(node: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The node JSON as it will be once the hooks' property changes are applied."""
+    merged = copy.deepcopy(dict(node))
+    merged["properties"] = {**(merged.get("properties") or {}), **properties}
+    return merged
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def patched(doc: Mapping[str, Any], ops: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """`doc` with JSON patch `ops` (add, replace, remove; the ops processing hooks emit)
+    applied, for the facts rules see. Ops whose parent path is missing are skipped: the
+    bare-metal API is the judge of them."""
+    result = copy.deepcopy(dict(doc))
+    for op in ops:
+        parts = [_unescape(p) for p in str(op.get("path", "")).split("/")[1:]]
+        if not parts:
+            continue
+        parent: Any = result
+        for part in parts[:-1]:
+            parent = parent.get(part) if isinstance(parent, dict) else None
+        if not isinstance(parent, dict):
+            continue
+        if op.get("op") == "remove":
+            parent.pop(parts[-1], None)
+        else:
+            parent[parts[-1]] = copy.deepcopy(op.get("value"))
+    return result
+
+
+def summary(outcome: Outcome) -> str | None:
+    """The node history's event: which rules matched and what each changed (paths only:
+    values may be secrets, and masked rules show none anyway); None when no rule matched."""
+    parts = []
+    for trace in outcome.traces:
+        if not trace.matched:
+            continue
+        name = f"{trace.description!r} ({trace.uuid})" if trace.description else trace.uuid
+        changes = [f"{c.get('op', '?')} {c.get('path', '')}".strip()
+                   for action in trace.actions for c in action.changes]
+        parts.append(f"{name}: {', '.join(changes) if changes else 'no change'}")
+    if not parts:
+        return None
+    text = "Inspection rules matched: " + "; ".join(parts)
+    if outcome.failure:
+        text += f". Failed: {outcome.failure}"
+    return text if len(text) <= MAX_SUMMARY else text[:MAX_SUMMARY - 3] + "..."
