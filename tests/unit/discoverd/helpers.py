@@ -33,6 +33,10 @@ from ironsight.discoverd.plugins.scheduler import Scheduler
 from ironsight.discoverd.plugins.validate_interfaces import ValidateInterfaces
 from ironsight.discoverd.process import Processor
 from ironsight.discoverd.recovery import Recovery
+from ironsight.discoverd.rules.builtin import BuiltInRules
+from ironsight.discoverd.rules.model import ApiCall
+from ironsight.discoverd.rules.runner import RuleRunner, patched
+from ironsight.discoverd.rules.store import RuleSet, RuleStore
 
 UUID1 = "11111111-1111-4111-8111-111111111111"
 UUID2 = "22222222-2222-4222-8222-222222222222"
@@ -122,6 +126,7 @@ class FakeBareMetal:
         self.taken_macs: set[str] = set()
         self.power_valid: tuple[bool, str | None] = (True, None)
         self.power_answers: list[dict[str, Any]] = []
+        self.history: dict[str, list[tuple[str, str]]] = {}  # uuid -> (severity, event)
 
     def add_node(self, uuid: str = UUID1, *, name: str | None = None,
                  provision_state: str = "manageable", maintenance: bool = False,
@@ -132,7 +137,8 @@ class FakeBareMetal:
                             "maintenance": maintenance,
                             "driver_info": {"ipmi_address": BMC1} if driver_info is None
                             else driver_info,
-                            "properties": dict(properties or {}), "power_state": "power off"}
+                            "properties": dict(properties or {}), "power_state": "power off",
+                            "traits": [], "extra": {}, "resource_class": None}
         self.ports[uuid] = [self._port(mac, pxe_enabled) for mac in macs]
         return uuid
 
@@ -191,10 +197,8 @@ class FakeBareMetal:
 
     async def patch_node(self, uuid: str, patch: list[dict[str, Any]]) -> None:
         self._record("patch_node", uuid, patch)
-        properties = self._node(uuid)["properties"]
-        for op in patch:
-            key = op["path"].removeprefix("/properties/").replace("~1", "/").replace("~0", "~")
-            properties[key] = op["value"]
+        node = self._node(uuid)
+        node.update(patched(node, patch))
 
     async def create_port(self, uuid: str, mac: str, pxe_enabled: bool) -> dict[str, Any]:
         self._record("create_port", uuid, mac, pxe_enabled)
@@ -206,6 +210,26 @@ class FakeBareMetal:
 
     async def patch_port(self, port_uuid: str, patch: list[dict[str, Any]]) -> None:
         self._record("patch_port", port_uuid, patch)
+        for ports in self.ports.values():
+            for port in ports:
+                if port["uuid"] == port_uuid:
+                    port.update(patched(port, patch))
+
+    async def add_trait(self, uuid: str, trait: str) -> None:
+        self._record("add_trait", uuid, trait)
+        traits = self._node(uuid)["traits"]
+        if trait not in traits:
+            traits.append(trait)
+
+    async def remove_trait(self, uuid: str, trait: str) -> None:
+        self._record("remove_trait", uuid, trait)
+        traits = self._node(uuid)["traits"]
+        if trait in traits:
+            traits.remove(trait)
+
+    async def add_history(self, uuid: str, event: str, severity: str = "INFO") -> None:
+        self._record("add_history", uuid, event)
+        self.history.setdefault(uuid, []).append((severity, event))
 
     async def delete_port(self, port_uuid: str) -> None:
         self._record("delete_port", port_uuid)
@@ -261,11 +285,12 @@ class Discoverd:
     processor: Processor
     recovery: Recovery
     clock: FastClock
+    rules: RuleRunner
     notifications: list[None] = field(default_factory=list)  # calls of the PXE filter hook
 
     @classmethod
     def wire(cls, conf: Config, cache: NodeCache, clock: FastClock,
-             workers_size: int = 100) -> Discoverd:
+             workers_size: int = 100, api_call: ApiCall | None = None) -> Discoverd:
         ironic = FakeBareMetal()
         workers = WorkerPool(workers_size)
         notifications: list[None] = []
@@ -274,12 +299,15 @@ class Discoverd:
             notifications.append(None)
 
         introspector = Introspector(conf, cache, ironic, workers, on_change=on_change)
+        rule_store = RuleStore(cache.db)
+        built_in = BuiltInRules(conf.inspection_rules.built_in_rules)
+        rules = RuleRunner(conf, RuleSet(rule_store, built_in), api_call=api_call)
         processor = Processor(conf, cache, ironic, [hook(conf) for hook in DEFAULT_HOOKS],
-                              introspector, workers)
+                              introspector, workers, rules=rules)
         members = Members(cache.db, cache.owner, conf.introspection.heartbeat_timeout)
         recovery = Recovery(conf, cache, introspector, processor, workers, members)
         return cls(conf, cache, ironic, workers, introspector, processor, recovery, clock,
-                   notifications)
+                   rules, notifications)
 
     async def settle(self) -> None:
         """Wait until every background step (and those they spawn) has ended."""

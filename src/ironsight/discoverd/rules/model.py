@@ -135,7 +135,8 @@ class ActionTrace:
 class RuleTrace:
     """What happened to one rule in a run, for processed data's `rules` list, the node's
     history and the dry run. For sensitive rules (`masked`), args and changed values are
-    replaced by "***"."""
+    replaced by "***". `skipped`: why the rule was not evaluated (an inspector-dialect scope
+    the node is not in)."""
 
     uuid: str
     description: str | None
@@ -145,12 +146,14 @@ class RuleTrace:
     warnings: list[str] = field(default_factory=list)
     failure: str | None = None
     masked: bool = False
+    skipped: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "uuid": self.uuid,
             "description": self.description,
             "matched": self.matched,
+            "skipped": self.skipped,
             "conditions": [c.to_dict() for c in self.conditions],
             "actions": [a.to_dict() for a in self.actions],
             "warnings": list(self.warnings),

@@ -26,3 +26,18 @@ def test_what_booting_nodes_need_is_open(method: str, path: str) -> None:
     ("POST", "/boot.ipxe", Role.MEMBER)])
 def test_everything_else_needs_a_role(method: str, path: str, role: Role) -> None:
     assert ACCESS.required(method, path) is role
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("POST", "/v1/rules"), ("DELETE", "/v1/rules"), ("DELETE", "/v1/rules/u1"),
+    ("POST", "/v1/inspection_rules"), ("PATCH", "/v1/inspection_rules/u1"),
+    ("DELETE", "/v1/inspection_rules/u1"), ("DELETE", "/v1/inspection_rules"),
+    ("POST", "/v1/inspection_rules/dry_run")])
+def test_writing_inspection_rules_needs_an_admin(method: str, path: str) -> None:
+    assert ACCESS.required(method, path) is Role.ADMIN
+
+
+@pytest.mark.parametrize("path", ["/v1/rules", "/v1/rules/u1", "/v1/inspection_rules",
+                                  "/v1/inspection_rules/u1"])
+def test_reading_inspection_rules_needs_a_reader(path: str) -> None:
+    assert ACCESS.required("GET", path) is Role.READER
