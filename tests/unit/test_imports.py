@@ -162,6 +162,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "ironsight.discoverd.plugins": ("ironsight.discoverd.api", "ironsight.discoverd.service",
                                     "ironsight.discoverd.node_cache",
                                     "ironsight.discoverd.ironic", "ironsight.common.db"),
+    "ironsight.discoverd.rules": ("ironsight.discoverd.api", "ironsight.discoverd.service",
+                                  "ironsight.discoverd.node_cache", "ironsight.discoverd.ironic",
+                                  "ironsight.discoverd.db", "ironsight.common.db"),
     "ironsight.client": ("ironsight.cli", "ironsight.lab", "ironsight.baremetal",
                          "ironsight.discoverd.service", "ironsight.discoverd.api"),
     "ironsight.lab": ("ironsight.cli", "ironsight.baremetal", "ironsight.discoverd.service"),
@@ -174,6 +177,7 @@ FORBIDDEN_LIBRARIES: dict[str, tuple[str, ...]] = {
     "ironsight.baremetal.api": ("sqlalchemy", "alembic"),
     "ironsight.discoverd.api": ("sqlalchemy", "alembic"),
     "ironsight.discoverd.plugins": ("sqlalchemy", "starlette", "aiohttp", "httpx"),
+    "ironsight.discoverd.rules": ("sqlalchemy", "starlette", "aiohttp", "httpx"),
     "ironsight.common.api.errors": ("starlette",),  # clients import it
     "ironsight.common.api.pagination": ("starlette",),
 }

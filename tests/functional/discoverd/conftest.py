@@ -37,7 +37,7 @@ from ironsight.discoverd.service import upgrade_database as upgrade_di
 from ..api.conftest import LATEST, make_conf
 from ..conftest import PG_URL, drop_pg_database, fresh_pg_database
 
-DI_TABLES = ("di_data", "di_attributes", "di_introspections")
+DI_TABLES = ("di_data", "di_attributes", "di_introspections", "inspection_rules")
 BM_TABLES = ("bm_node_history", "bm_ports", "bm_nodes", "bm_conductors")
 
 

@@ -60,6 +60,7 @@ class RunState:
     plugin_data: dict[str, Any]
     ports: list[dict[str, Any]]
     api_call: ApiCall | None = None
+    inventory: dict[str, Any] = field(default_factory=dict)
     logs: list[LogEntry] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     plugin_data_version: int = 0
@@ -157,6 +158,9 @@ async def _log(state: RunState, rule: Rule, args: dict[str, Any]) -> Changes:
 
 async def _set_attribute(state: RunState, rule: Rule, args: dict[str, Any]) -> Changes:
     parts = _checked(node_field, args["path"])
+    if len(parts) == 1 and parts[0] in NODE_DICT_FIELDS and not isinstance(args["value"], dict):
+        raise ActionError(f"node field {parts[0]!r} is an object; cannot set it to "
+                          f"{type(args['value']).__name__}")
     return _set(state.node, parts, args["value"], NODE_DICT_FIELDS, "/node")
 
 
@@ -274,13 +278,19 @@ async def _unset_plugin_data(state: RunState, rule: Rule, args: dict[str, Any]) 
 # --- ports -------------------------------------------------------------------------------
 
 def find_port(state: RunState, port_id: Any) -> dict[str, Any]:
-    """The node's port whose UUID or MAC address (any case) is `port_id`."""
+    """The node's port whose UUID or MAC address (any case) is `port_id`, or (an ironsight
+    extension) whose MAC is that of the inventory interface named `port_id` (e.g. "eth0"),
+    so that rules can go from LLDP data, keyed by interface name, to ports."""
     wanted = str(port_id).lower()
+    for interface in state.inventory.get("interfaces") or []:
+        if isinstance(interface, dict) and interface.get("name") == port_id:
+            wanted = str(interface.get("mac_address", "")).lower()
     for port in state.ports:
         if str(port.get("uuid", "")).lower() == wanted or \
                 str(port.get("address", "")).lower() == wanted:
             return port
-    raise ActionError(f"the node has no port {port_id!r} (by UUID or MAC address)")
+    raise ActionError(f"the node has no port {port_id!r} (by UUID, MAC address or "
+                      "inventory interface name)")
 
 
 def _port_prefix(port: dict[str, Any]) -> str:

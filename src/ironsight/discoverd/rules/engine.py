@@ -99,6 +99,19 @@ def _shown(trace: RuleTrace) -> RuleTrace:
     return trace
 
 
+class _Broken(str):
+    """A failure the engine met (not a `fail` action's message, which is the operator's own
+    and shown even for sensitive rules); `where` names the condition or action."""
+
+    where: str
+
+    def __new__(cls, where: str, cause: Exception | None = None) -> _Broken:
+        text = f"{where} failed: {cause}" if cause is not None else where
+        self = super().__new__(cls, text)
+        self.where = where
+        return self
+
+
 async def _apply_rule(rule: Rule, state: actions.RunState, views: _Views,
                       mask: MaskPolicy, trace: RuleTrace) -> str | None:
     """Evaluate and, when it matches, apply one rule; the failure message, if any."""
@@ -113,7 +126,7 @@ async def _apply_rule(rule: Rule, state: actions.RunState, views: _Views,
             trace.conditions.append(ConditionTrace(_op_name(condition),
                                                    dict(condition.args), None))
             trace.matched = False
-            return f"condition {index} ({_op_name(condition)}) failed: {exc}"
+            return _Broken(f"condition {index} ({_op_name(condition)})", exc)
         trace.conditions.append(ConditionTrace(_op_name(condition), args, result))
         if not result:
             trace.matched = False
@@ -130,7 +143,7 @@ async def _apply_rule(rule: Rule, state: actions.RunState, views: _Views,
         except actions.RuleFailed as exc:
             return str(exc)
         except actions.ActionError as exc:
-            return f"action {index} ({action.op}) failed: {exc}"
+            return _Broken(f"action {index} ({action.op})", exc)
         finally:
             trace.warnings.extend(state.warnings[warnings_before:])
             del state.warnings[warnings_before:]
@@ -141,10 +154,12 @@ async def apply_rules(rules: Sequence[Rule], facts: Facts, *, mask: MaskPolicy,
                       api_call: ApiCall | None = None) -> Outcome:
     """Run `rules` (any order: sorted here by priority descending, stably) against `facts`
     (not modified) and return what they decided. A `fail` action stops the run."""
+    inventory = copy.deepcopy(facts.inventory)
     state = actions.RunState(node=copy.deepcopy(facts.node),
                              plugin_data=copy.deepcopy(facts.plugin_data),
-                             ports=copy.deepcopy(facts.ports), api_call=api_call)
-    views = _Views(copy.deepcopy(facts.inventory), state)
+                             ports=copy.deepcopy(facts.ports), api_call=api_call,
+                             inventory=inventory)
+    views = _Views(inventory, state)
     outcome = Outcome(node=state.node, plugin_data=state.plugin_data, ports=state.ports)
     for rule in sorted(rules, key=lambda r: -r.priority):
         trace = RuleTrace(rule.uuid, rule.description, matched=False)
@@ -153,9 +168,12 @@ async def apply_rules(rules: Sequence[Rule], facts: Facts, *, mask: MaskPolicy,
             trace.skipped = f"out of scope {rule.scope!r}"
             continue
         failure = await _apply_rule(rule, state, views, mask, trace)
-        outcome.warnings.extend(f"rule {rule.name}: {w}" for w in trace.warnings)
         if rule.sensitive:
             _shown(trace)
+            if isinstance(failure, _Broken):
+                failure = _Broken(f"{failure.where} failed (details hidden: the rule is "
+                                  "sensitive)")
+        outcome.warnings.extend(f"rule {rule.name}: {w}" for w in trace.warnings)
         if failure is not None:
             trace.failure = failure
             outcome.failure = f"rule {rule.name}: {failure}"

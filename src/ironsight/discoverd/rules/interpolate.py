@@ -10,6 +10,9 @@ silently comparing the literal text. Two deliberate differences (docs/rules.md):
   referenced value itself, keeping its type (a number, a list...), rather than its text;
 - with `missing_as_none` (used by `is-empty` and `is-none`) a reference to something absent
   yields None instead of the literal string.
+In loops, as upstream, a string is formatted a second time when the first pass left
+references in it: an item may hold references, or a reference may be built from the item
+(`"{{plugin_data[parsed_lldp][{item}][switch_port_id]}}"`).
 """
 
 from __future__ import annotations
@@ -99,7 +102,12 @@ def interpolate(value: Any, scope: Scope, warnings: list[str], *,
     """`value` with every reference in its strings replaced, recursively; failures are
     appended to `warnings` and leave the literal string (or None, with `missing_as_none`)."""
     if isinstance(value, str):
-        return _format(value, scope, warnings, missing_as_none)
+        result = _format(value, scope, warnings, missing_as_none)
+        if scope.has_item and isinstance(result, str) and result != value and "{" in result:
+            # Upstream formats twice in loops, so that an item may carry references
+            # ({"value": "{inventory[bmc_address]}"}) or build one ("{{...[{item}]}}").
+            result = _format(result, scope, warnings, missing_as_none)
+        return result
     if isinstance(value, dict):
         result = {}
         for key, item in value.items():

@@ -84,16 +84,24 @@ def patched(doc: Mapping[str, Any], ops: Sequence[Mapping[str, Any]]) -> dict[st
     return result
 
 
+def _change(change: Mapping[str, Any]) -> str:
+    """A change as the history shows it: the path, and for traits the trait's name (a name,
+    never a secret; a sensitive rule's is masked already)."""
+    op, path = change.get("op", "?"), str(change.get("path", ""))
+    if path.startswith("/traits") and "value" in change:
+        return f"{op} trait {change['value']}"
+    return f"{op} {path}".strip()
+
+
 def summary(outcome: Outcome) -> str | None:
-    """The node history's event: which rules matched and what each changed (paths only:
-    values may be secrets, and masked rules show none anyway); None when no rule matched."""
+    """The node history's event: which rules matched and what each changed (paths, and
+    trait names: other values may be secrets); None when no rule matched."""
     parts = []
     for trace in outcome.traces:
         if not trace.matched:
             continue
         name = f"{trace.description!r} ({trace.uuid})" if trace.description else trace.uuid
-        changes = [f"{c.get('op', '?')} {c.get('path', '')}".strip()
-                   for action in trace.actions for c in action.changes]
+        changes = [_change(c) for action in trace.actions for c in action.changes]
         parts.append(f"{name}: {', '.join(changes) if changes else 'no change'}")
     if not parts:
         return None

@@ -25,15 +25,16 @@ def _outcome(*traces: RuleTrace, failure: str | None = None) -> Outcome:
     return Outcome(node={}, plugin_data={}, ports=[], traces=list(traces), failure=failure)
 
 
-def test_the_history_names_matched_rules_and_the_paths_they_changed() -> None:
+def test_the_history_names_matched_rules_and_the_paths_and_traits_they_changed() -> None:
     text = summary(_outcome(
         RuleTrace("u1", "gpu", True, actions=[ActionTrace("set-attribute", {}, [
             {"op": "replace", "path": "/node/resource_class", "value": "gpu-large"}]),
-            ActionTrace("add-trait", {}, [{"op": "add", "path": "/traits/CUSTOM_GPU"}])]),
+            ActionTrace("add-trait", {}, [{"op": "add", "path": "/traits/-",
+                                          "value": "CUSTOM_GPU"}])]),
         RuleTrace("u2", None, False),
         RuleTrace("u3", None, True)))
     assert text == ("Inspection rules matched: 'gpu' (u1): replace /node/resource_class, "
-                    "add /traits/CUSTOM_GPU; u3: no change")
+                    "add trait CUSTOM_GPU; u3: no change")
     assert "gpu-large" not in text  # values are not shown, only paths
 
 
