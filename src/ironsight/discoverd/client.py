@@ -35,7 +35,7 @@ from ironsight.common.api.pagination import next_query
 from ironsight.common.auth.credentials import Credentials
 from ironsight.common.exceptions import IronsightError
 
-__version_info__ = (1, 0, 0)
+__version_info__ = (1, 1, 0)  # 1.1: inspection rules, forward()
 __version__ = ".".join(map(str, __version_info__))
 
 DEFAULT_URL = "http://127.0.0.1:5050/v1"

@@ -67,7 +67,7 @@ def query(request: httpx.Request) -> dict[str, str]:
 
 def test_version_satisfies_the_bare_metal_requirement():
     assert client.__version_info__ >= (1, 0, 0)
-    assert client.__version__ == "1.0.0"
+    assert client.__version__ == "1.1.0"
 
 
 @pytest.mark.parametrize("given", [

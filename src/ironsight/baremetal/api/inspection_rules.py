@@ -26,11 +26,10 @@ from starlette.routing import Route
 
 from ironsight.baremetal.api import inspection_rules_compat as compat
 from ironsight.baremetal.api.base import Ctx
-from ironsight.baremetal.discoverd_proxy import DiscoverdUnavailable
+from ironsight.baremetal.discoverd_proxy import Answer, DiscoverdUnavailable
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.errors import error_message
 from ironsight.common.exceptions import IronsightError, NotFound
-from ironsight.discoverd.client import RawAnswer
 
 MIN_VERSION = 96
 NOT_ALLOWED = "The API version does not allow inspection rules"
@@ -81,7 +80,7 @@ def rebase_document(doc: Any, base_url: str) -> Any:
     return doc
 
 
-def _error(answer: RawAnswer) -> IronsightError:
+def _error(answer: Answer) -> IronsightError:
     message = error_message(answer.body, answer.reason or f"HTTP {answer.status}")
     if answer.status in (401, 403):
         return DiscoverdUnavailable(
@@ -91,7 +90,7 @@ def _error(answer: RawAnswer) -> IronsightError:
     return IronsightError(message, code=answer.status)
 
 
-def _decoded(answer: RawAnswer) -> Any:
+def _decoded(answer: Answer) -> Any:
     if not answer.body:
         return None
     try:
