@@ -38,8 +38,8 @@ from ironsight.discoverd.plugins.base import (
     ProcessingHook,
     ReportedError,
 )
+from ironsight.discoverd.rule_runner import RuleRunner, patched, summary, with_properties
 from ironsight.discoverd.rules.model import Facts, Outcome, Rule
-from ironsight.discoverd.rules.runner import RuleRunner, patched, summary, with_properties
 
 LOG = logging.getLogger(__name__)
 # The node fields the processing hooks read (rules read the whole node).

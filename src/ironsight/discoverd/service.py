@@ -15,6 +15,7 @@ from ironsight.common.ratelimit import ramdisk_limiter
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd.api.app import create_app, create_ramdisk_app
 from ironsight.discoverd.api.base import DiscoverdDeps
+from ironsight.discoverd.builtin_rules import BuiltInRules
 from ironsight.discoverd.db.models import VERSION_TABLE
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import Ironic
@@ -25,9 +26,8 @@ from ironsight.discoverd.plugins.base import load_hooks
 from ironsight.discoverd.process import Processor
 from ironsight.discoverd.pxe.service import PxeService
 from ironsight.discoverd.recovery import Recovery
-from ironsight.discoverd.rules.builtin import BuiltInRules
-from ironsight.discoverd.rules.runner import RuleRunner
-from ironsight.discoverd.rules.store import RuleSet, RuleStore
+from ironsight.discoverd.rule_runner import RuleRunner
+from ironsight.discoverd.rule_store import RuleSet, RuleStore
 
 LOG = logging.getLogger(__name__)
 MIGRATIONS = "ironsight.discoverd.db:migrations"

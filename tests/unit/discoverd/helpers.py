@@ -20,6 +20,7 @@ from ironsight.common import config
 from ironsight.common.config import Config
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import formats
+from ironsight.discoverd.builtin_rules import BuiltInRules
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import IronicError
 from ironsight.discoverd.members import Members
@@ -33,10 +34,9 @@ from ironsight.discoverd.plugins.scheduler import Scheduler
 from ironsight.discoverd.plugins.validate_interfaces import ValidateInterfaces
 from ironsight.discoverd.process import Processor
 from ironsight.discoverd.recovery import Recovery
-from ironsight.discoverd.rules.builtin import BuiltInRules
+from ironsight.discoverd.rule_runner import RuleRunner, patched
+from ironsight.discoverd.rule_store import RuleSet, RuleStore
 from ironsight.discoverd.rules.model import ApiCall
-from ironsight.discoverd.rules.runner import RuleRunner, patched
-from ironsight.discoverd.rules.store import RuleSet, RuleStore
 
 UUID1 = "11111111-1111-4111-8111-111111111111"
 UUID2 = "22222222-2222-4222-8222-222222222222"

@@ -13,7 +13,7 @@ from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.process import Processor
-from ironsight.discoverd.rules.runner import RuleRunner
+from ironsight.discoverd.rule_runner import RuleRunner
 
 # Both the X- header and `OpenStack-API-Version: baremetal-introspection X.Y` are read
 # (upstream documented the second but parsed only the first). No header: the newest.

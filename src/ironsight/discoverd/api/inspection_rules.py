@@ -19,10 +19,10 @@ from ironsight.common.api.pagination import next_link
 from ironsight.common.exceptions import Conflict, Invalid, IronsightError, NotFound
 from ironsight.common.ids import is_uuid_like
 from ironsight.discoverd.api.base import Ctx
+from ironsight.discoverd.rule_store import page, recent_inventories
 from ironsight.discoverd.rules import jsonpatch
 from ironsight.discoverd.rules.model import Facts, Rule
-from ironsight.discoverd.rules.references import missing_paths, recent_inventories
-from ironsight.discoverd.rules.store import page
+from ironsight.discoverd.rules.references import missing_paths
 from ironsight.discoverd.rules.validate import parse_inspector, parse_ironic, to_ironic
 
 FIELDS = ("uuid", "description", "priority", "sensitive", "phase", "conditions", "actions",

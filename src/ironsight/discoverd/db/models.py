@@ -80,7 +80,7 @@ members = Table(
     Column("pxe_since", DateTime, nullable=True),
 )
 
-# Inspection rules of both API dialects (discoverd/rules/store.py): the `dialect` a rule was
+# Inspection rules of both API dialects (discoverd/rule_store.py): the `dialect` a rule was
 # created in decides which API lists and deletes it; processing applies all of them.
 # `conditions`/`actions` hold the internal model (discoverd/rules/model.py) as JSON,
 # `original` the body an inspector-dialect rule was posted with (shown back as posted).
@@ -98,5 +98,9 @@ inspection_rules = Table(
     Column("original", JSON, nullable=True),
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=True),
+    # A random number drawn at every write: with the row count, the cached rule sets' version
+    # stamp (rule_store.py), which timestamps alone would not be across replicas whose clocks
+    # differ.
+    Column("revision", Integer, nullable=False, default=0),
     Index("inspection_rules_dialect_idx", "dialect", "created_at"),
 )

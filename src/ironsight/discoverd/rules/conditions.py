@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ironsight.discoverd.rules.interpolate import Scope, interpolate
+from ironsight.discoverd.rules.interpolate import Scope, expand, interpolate
 from ironsight.discoverd.rules.model import Condition
 
 
@@ -192,9 +192,44 @@ def _args(condition: Condition, scope: Scope, warnings: list[str]) -> dict[str, 
             for k, v in args.items()}
 
 
+def _with_field(condition: Condition, value: Any) -> Condition:
+    """`condition` with its inspector field argument replaced by `value`."""
+    args = dict(condition.args)
+    if "values" in args:
+        args["values"] = [value, *args["values"][1:]]
+    elif "address" in args:
+        args["address"] = value
+    else:
+        args["value"] = value
+    return Condition(condition.op, condition.invert, args, None, condition.multiple)
+
+
+def _check_wildcard(condition: Condition, values: list[Any], scope: Scope,
+                    warnings: list[str]) -> tuple[bool, dict[str, Any]]:
+    """An inspector condition whose field has wildcards: checked per value found, combined
+    by `multiple` (any, all, first), as ironic-inspector does; no value → does not hold
+    (is-empty: holds)."""
+    if not values:
+        return condition.op == "is-empty", dict(condition.args)
+    results: list[bool] = []
+    args: dict[str, Any] = {}
+    for value in values:
+        result, args = _check_once(_with_field(condition, value), scope, warnings)
+        results.append(result)
+        if condition.multiple == "first":
+            break
+    if condition.multiple == "all":
+        return all(results), args
+    return any(results), args
+
+
 def _check_once(condition: Condition, scope: Scope,
                 warnings: list[str]) -> tuple[bool, dict[str, Any]]:
     spec = OPERATORS[condition.op]
+    if scope.inspector:
+        expanded = expand(field_argument(condition), scope)
+        if expanded is not None:
+            return _check_wildcard(condition, expanded, scope, warnings)
     if scope.inspector and condition.op != "is-empty":
         # ironic-inspector: a condition on a field the data lacks does not hold.
         reference = field_argument(condition)

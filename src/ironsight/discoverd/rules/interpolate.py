@@ -155,3 +155,38 @@ def _split_field(name: str) -> tuple[str, ...]:
     for attr, key in _FIELD_PART.findall(name[len(root):]):
         parts.append(attr or key)
     return tuple(parts)
+
+
+WILDCARD = "*"
+
+
+def expand(reference: str, scope: Scope) -> list[Any] | None:
+    """The values a reference with `[*]` parts stands for (ironic-inspector's JSON path
+    wildcards, `inventory.interfaces[*].ipv4_address`, converted to
+    `{inventory[interfaces][*][ipv4_address]}`): each `[*]` ranges over a list's items (or an
+    object's values); items lacking the rest of the path are left out. None when `reference`
+    is not one wildcard reference."""
+    text = reference.strip() if isinstance(reference, str) else ""
+    if not (text.startswith("{") and text.endswith("}") and f"[{WILDCARD}]" in text):
+        return None
+    parts = _split_field(text[1:-1])
+    root = scope.context().get(parts[0])
+    if root is None:
+        return []
+    values: list[Any] = [root]
+    for part in parts[1:]:
+        found: list[Any] = []
+        for value in values:
+            if part == WILDCARD:
+                if isinstance(value, list):
+                    found.extend(value)
+                elif isinstance(value, Mapping):
+                    found.extend(value.values())
+            elif isinstance(value, Mapping) and part in value:
+                found.append(value[part])
+            elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+                found.append(value[int(part)])
+            elif hasattr(value, part) and isinstance(value, _NodeView):
+                found.append(getattr(value, part))
+        values = found
+    return [_plain(v) for v in values]

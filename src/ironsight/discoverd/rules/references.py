@@ -9,17 +9,11 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from sqlalchemy import select
-
-from ironsight.common.db import Database
-from ironsight.discoverd.db.models import data
 from ironsight.discoverd.rules.model import Rule
 
 # `{inventory[a][b]...}` in an interpolated string (the `[...]` keys of str.format).
 _REFERENCE = re.compile(r"\{inventory((?:\[[^\[\]{}]*\])+)[^{}]*\}")
 _KEY = re.compile(r"\[([^\[\]]*)\]")
-# Enough inventories to know the fleet's shapes; bounded so that a create stays cheap.
-SAMPLE = 200
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -64,12 +58,3 @@ def missing_paths(rule: Rule, inventories: Iterable[Any]) -> list[str]:
     return [f"inventory path {'.'.join(path)} is absent from every stored inventory "
             f"({len(stored)} checked)"
             for path in inventory_paths(rule) if not any(_has(inv, path) for inv in stored)]
-
-
-async def recent_inventories(db: Database, limit: int = SAMPLE) -> list[Any]:
-    """The inventories of the most recently stored processed data."""
-    query = (select(data.c.data).where(data.c.processed.is_(True))
-             .order_by(data.c.stored_at.desc()).limit(limit))
-    async with db.read() as conn:
-        rows = (await conn.execute(query)).scalars().all()
-    return [row.get("inventory") for row in rows if isinstance(row, dict)]

@@ -285,7 +285,7 @@ _INSPECTOR_ACTIONS: dict[str, tuple[str, dict[str, str], tuple[str, ...]]] = {
     "add-trait": ("add-trait", {"name": "name"}, ()),
     "remove-trait": ("remove-trait", {"name": "name"}, ()),
 }
-_JSONPATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]|\[['\"]([^'\"]+)['\"]\]")
+_JSONPATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+|\*)\]|\[['\"]([^'\"]+)['\"]\]")
 
 
 def _reference(field: Any, where: str) -> str:
@@ -308,10 +308,10 @@ def _reference(field: Any, where: str) -> str:
             break
         parts.append(match.group(1) or match.group(2) or match.group(3))
         position = match.end()
-    if not parts or position != len(text) or any(p == "*" for p in parts):
+    if not parts or position != len(text) or parts[0] == "*":
         raise InvalidRule(f"{where}.field", f"{field!r}: only plain paths are supported "
-                          "(keys and list indexes, e.g. inventory.interfaces[0].mac_address; "
-                          "no wildcards or filters)")
+                          "(keys, list indexes and [*], e.g. "
+                          "inventory.interfaces[*].mac_address; no filters or slices)")
     keys = "".join(f"[{p}]" for p in parts[1:])
     if source == "node":
         return f"{{node.{parts[0]}{keys}}}"

@@ -63,6 +63,38 @@ def test_value_becomes_the_ops_second_argument(op: str, args: dict[str, Any]) ->
     assert rule.conditions[0].args == args
 
 
+def test_wildcards_are_kept_in_the_reference() -> None:
+    rule = parse_inspector(body({"op": "in-net", "field": "inventory.interfaces[*].ipv4_address",
+                                 "value": "10.0.0.0/8"}))
+    assert rule.conditions[0].args["address"] == "{inventory[interfaces][*][ipv4_address]}"
+
+
+async def wildcard_holds(multiple: str, subnet: str = "10.0.0.0/8") -> bool:
+    rule = parse_inspector(body({"op": "in-net", "field": "inventory.interfaces[*].ipv4_address",
+                                 "value": subnet, "multiple": multiple}))
+    outcome = await engine.apply_rules([rule], facts(), mask=MaskPolicy.ALWAYS)
+    return outcome.traces[0].matched
+
+
+async def test_a_wildcard_field_with_multiple_any() -> None:
+    # eth0 has 10.0.0.10, eth1 no address.
+    assert await wildcard_holds("any")
+
+
+async def test_a_wildcard_field_with_multiple_all() -> None:
+    assert not await wildcard_holds("all")
+
+
+async def test_a_wildcard_field_with_multiple_first() -> None:
+    assert await wildcard_holds("first")
+
+
+async def test_a_wildcard_field_matching_nothing_does_not_hold() -> None:
+    rule = parse_inspector(body({"op": "eq", "field": "inventory.absent[*].x", "value": 1}))
+    outcome = await engine.apply_rules([rule], facts(), mask=MaskPolicy.ALWAYS)
+    assert outcome.traces[0].matched is False
+
+
 def test_is_empty_takes_no_value() -> None:
     rule = parse_inspector(body({"op": "is-empty", "field": "data://extra"}))
     assert rule.conditions[0].args == {"value": "{plugin_data[extra]}"}
@@ -171,8 +203,8 @@ def test_invert_must_be_a_boolean() -> None:
             "conditions[0].invert")
 
 
-@pytest.mark.parametrize("field", ["inventory.interfaces[*].mac_address", "a..b", "",
-                                   "data://a[?(@.x)]"])
+@pytest.mark.parametrize("field", ["inventory.interfaces[1:2].mac_address", "a..b", "",
+                                   "data://a[?(@.x)]", "*"])
 def test_only_plain_paths_are_supported(field: str) -> None:
     refused(body({"op": "eq", "field": field, "value": 1}), "conditions[0].field")
 

@@ -28,6 +28,7 @@ def upgrade() -> None:
         sa.Column('original', sa.JSON(), nullable=True),
         sa.Column('created_at', sa.DateTime(), nullable=False),
         sa.Column('updated_at', sa.DateTime(), nullable=True),
+        sa.Column('revision', sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint('uuid'))
     op.create_index('inspection_rules_dialect_idx', 'inspection_rules',
                     ['dialect', 'created_at'])

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from ironsight.common.exceptions import ConfigError, Invalid
-from ironsight.discoverd.rules.builtin import BuiltInRules, default_uuid, parse_file
+from ironsight.discoverd.builtin_rules import BuiltInRules, default_uuid, parse_file
 
 TWO_RULES = """
 - description: big memory
@@ -116,3 +117,10 @@ def test_a_missing_or_bad_file_at_start_is_a_config_error(tmp_path: Path,
         write(path, text)
     with pytest.raises(ConfigError, match=r"\[inspection_rules\] built_in_rules: .*rules.yaml"):
         BuiltInRules(str(path)).load_at_start()
+
+
+def test_the_example_file_of_docs_rules_md_is_valid() -> None:
+    doc = (Path(__file__).parents[3] / "docs" / "rules.md").read_text()
+    [example] = re.findall(r"```yaml\n(.*?)```", doc, re.S)
+    [rule] = parse_file(example)
+    assert rule.uuid == default_uuid(0) and rule.priority == -10

@@ -7,9 +7,18 @@ import datetime as dt
 
 import pytest
 
+from ironsight.common.db import Database
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
+from ironsight.discoverd import rule_store
+from ironsight.discoverd.rule_store import RuleSet, RuleStore, page
 from ironsight.discoverd.rules.model import Action, Condition, Rule
-from ironsight.discoverd.rules.store import RuleSet, RuleStore, page
+
+
+@pytest.fixture
+def store(db_each: Database) -> RuleStore:
+    """The storage runs SQL: its specifications hold on each backend."""
+    return RuleStore(db_each)
+
 
 U1 = "aaaaaaaa-0000-4000-8000-000000000001"
 U2 = "aaaaaaaa-0000-4000-8000-000000000002"
@@ -86,6 +95,17 @@ async def test_the_version_moves_with_every_write(store: RuleStore) -> None:
     await store.delete(U2, "ironic")
     seen.add(await store.version())
     assert len(seen) == 5
+
+
+async def test_the_version_moves_even_when_a_writers_clock_is_behind(
+        store: RuleStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    await store.create(rule(U1))
+    await store.create(rule(U2))
+    await store.replace(rule(U2, priority=2))
+    before = await store.version()
+    monkeypatch.setattr(rule_store, "utcnow", lambda: dt.datetime(2000, 1, 1))
+    await store.replace(rule(U1, priority=5))  # another replica, its clock years behind
+    assert await store.version() != before
 
 
 async def test_the_rule_set_follows_writes_and_orders_by_priority(store: RuleStore) -> None:

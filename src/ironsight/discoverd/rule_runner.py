@@ -1,8 +1,9 @@
 """Running the rules inside discoverd: the current rule set, the facts a processing run (or a
-dry run) gives them, and the one-line summary the node's history gets.
+dry run) gives them, the `api-call` action's HTTP transport, and the one-line summary the
+node's history gets.
 
-The engine (engine.py) is pure; this module is what ties it to discoverd: which rules apply
-(stored and built-in, cached, see store.RuleSet), the `[inspection_rules] mask_secrets`
+The engine (rules/engine.py) is pure; this module is what ties it to discoverd: which rules apply
+(stored and built-in, cached, see rule_store.RuleSet), the `[inspection_rules] mask_secrets`
 policy, and the `api-call` transport.
 """
 
@@ -12,17 +13,56 @@ import copy
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
 
 from ironsight.common.config import Config
-from ironsight.discoverd.rules.api_call import HttpApiCall
+from ironsight.discoverd.rule_store import RuleSet
 from ironsight.discoverd.rules.engine import apply_rules
-from ironsight.discoverd.rules.model import ApiCall, Facts, MaskPolicy, Outcome, Rule
-from ironsight.discoverd.rules.store import RuleSet
+from ironsight.discoverd.rules.model import ApiCall, ApiResponse, Facts, MaskPolicy, Outcome, Rule
 
 LOG = logging.getLogger(__name__)
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
            "error": logging.ERROR, "critical": logging.CRITICAL}
 MAX_SUMMARY = 4000
+MAX_BODY = 1024 * 1024
+
+
+class HttpApiCall:
+    """The `api-call` action's transport: one GET (the engine retries), TLS verification
+    always on (as Ironic's hardened sessions since 37.0), a timeout, a proxy chosen by the
+    URL's scheme, the answer capped at MAX_BODY (a rule only needs to know the call went
+    through). One shared aiohttp session, created on first use (a session belongs to the
+    running event loop)."""
+
+    def __init__(self) -> None:
+        self._session: aiohttp.ClientSession | None = None
+
+    def _http(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=16, ssl=True))
+        return self._session
+
+    async def __call__(self, url: str, headers: Mapping[str, str], proxies: Mapping[str, str],
+                       timeout: float) -> ApiResponse:
+        scheme = urlsplit(url).scheme.lower()
+        if scheme not in ("http", "https"):
+            raise OSError(f"api-call: unsupported URL scheme {scheme!r} (http or https)")
+        proxy = proxies.get(scheme) or proxies.get("all")
+        try:
+            async with self._http().get(
+                    url, headers=dict(headers), proxy=proxy, allow_redirects=True,
+                    timeout=aiohttp.ClientTimeout(total=timeout)) as resp:
+                body = await resp.content.read(MAX_BODY)
+                return ApiResponse(status=resp.status, body=body)
+        except aiohttp.ClientError as exc:
+            raise OSError(f"api-call to {url} failed: {exc or type(exc).__name__}") from None
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
 
 
 class RuleRunner:

@@ -1,4 +1,5 @@
-"""Storage of inspection rules (table `inspection_rules`), and the cached set processing reads.
+"""Storage of inspection rules (SQL lives here, in discoverd's core, as node_cache.py's:
+discoverd/rules is pure) (table `inspection_rules`), and the cached set processing reads.
 
 Both API dialects share one table; each row keeps the `dialect` it was created in, which decides
 which API lists and deletes it. Conditions and actions are stored as the internal model
@@ -7,14 +8,15 @@ keeps the body it was posted with (`original`), which its API shows back.
 
 Processing needs every rule on every ramdisk report. Reading and decoding the whole table each
 time costs more than the rules themselves (bench/RESULTS.md, "rules"), so `RuleSet` keeps the
-decoded rules and asks the database only for a version stamp (row count and the latest
-`created_at`/`updated_at`): one small aggregate statement, which also sees the writes of other
+decoded rules and asks the database only for a version stamp (row count and the sum of the
+rows' random revisions): one small aggregate statement, which also sees the writes of other
 replicas sharing the database.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -25,6 +27,7 @@ from sqlalchemy.exc import IntegrityError
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Database
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
+from ironsight.discoverd.db.models import data
 from ironsight.discoverd.db.models import inspection_rules as table
 from ironsight.discoverd.rules.model import Action, Condition, Dialect, Rule
 
@@ -39,7 +42,7 @@ _COLUMNS = (table.c.uuid, table.c.dialect, table.c.priority, table.c.description
             table.c.actions, table.c.original, table.c.created_at, table.c.updated_at)
 _ALL = select(*_COLUMNS).order_by(table.c.created_at, table.c.uuid)
 _ONE = select(*_COLUMNS).where(table.c.uuid == bindparam("uuid"))
-_VERSION = select(func.count(), func.max(table.c.created_at), func.max(table.c.updated_at))
+_VERSION = select(func.count(), func.coalesce(func.sum(table.c.revision), 0))
 
 
 def condition_json(cond: Condition) -> dict[str, Any]:
@@ -71,7 +74,8 @@ def rule_from_row(row: Mapping[str, Any]) -> Rule:
 
 
 def _values(rule: Rule) -> dict[str, Any]:
-    return {"dialect": rule.dialect, "priority": rule.priority,
+    return {"revision": secrets.randbelow(2**31 - 1) + 1,
+            "dialect": rule.dialect, "priority": rule.priority,
             "description": rule.description, "phase": rule.phase,
             "sensitive": rule.sensitive, "scope": rule.scope,
             "conditions": [condition_json(c) for c in rule.conditions],
@@ -137,11 +141,12 @@ class RuleStore:
         return int(result.rowcount or 0)
 
     async def version(self) -> tuple[Any, ...]:
-        """A stamp that changes with every write: (rows, latest created_at, latest
-        updated_at). A delete lowers the count; a create or a change moves a timestamp."""
+        """A stamp that changes with every write: (rows, sum of the rows' revisions). A delete
+        lowers the count; a create or a change draws a new random revision, which moves the
+        sum (but for a 1 in 2**31 chance), whatever the clocks of the replicas say."""
         async with self.db.read() as conn:
             row = (await conn.execute(_VERSION)).first()
-        return tuple(row) if row is not None else (0, None, None)
+        return (int(row[0]), int(row[1])) if row is not None else (0, 0)
 
 
 class RuleSet:
@@ -202,3 +207,16 @@ def page(rules: Sequence[Rule], *, sort_key: str = "created_at", sort_dir: str =
     if limit is not None and len(ordered) > limit:
         return ordered[:limit], True
     return ordered, False
+
+
+# Enough inventories to know the fleet's shapes; bounded so that a create stays cheap.
+SAMPLE = 200
+
+
+async def recent_inventories(db: Database, limit: int = SAMPLE) -> list[Any]:
+    """The inventories of the most recently stored processed data."""
+    query = (select(data.c.data).where(data.c.processed.is_(True))
+             .order_by(data.c.stored_at.desc()).limit(limit))
+    async with db.read() as conn:
+        rows = (await conn.execute(query)).scalars().all()
+    return [row.get("inventory") for row in rows if isinstance(row, dict)]
