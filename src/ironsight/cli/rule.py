@@ -117,7 +117,12 @@ def rule_create(ctx: click.Context, file: str | None, **options: Any) -> None:
     def create(index: str) -> None:
         body = bodies[int(index)]
         dialect = dialect_of(body)
-        found = {**api.create_rule(body, dialect), "dialect": dialect}
+        try:
+            found = {**api.create_rule(body, dialect), "dialect": dialect}
+        except ClientError as exc:
+            name = f"rule {index}" + (f" ({body['description']!r})"
+                                      if body.get("description") else "")
+            raise ClientError(f"{name}: {exc.message}", exc.status_code) from None
         created.append(found)
         for warning in found.get("warnings") or ():
             err(f"Warning: rule {found.get('uuid')}: {warning}")

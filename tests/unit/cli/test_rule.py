@@ -150,7 +150,7 @@ def test_a_refused_rule_does_not_stop_the_others(run, api, tmp_path: Path) -> No
     api.add("POST", "/v1/rules", created({}, UUID2))
     result = run("create", str(path))
     assert result.exit_code == 1
-    assert "actions.0.op" in result.stderr
+    assert "rule 0 ('GPU nodes'): Invalid input for field 'actions.0.op'" in result.stderr
     assert UUID2 in result.stdout
 
 
