@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from ironsight.common.auth.credentials import Credentials
 from ironsight.discoverd import client
 
 UUID1 = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
@@ -484,3 +485,27 @@ async def test_forward_raises_only_when_there_is_no_answer():
     async with client.AsyncClient(transport=httpx.MockTransport(refuse)) as api:
         with pytest.raises(client.ServiceUnavailable):
             await api.forward("GET", "inspection_rules")
+
+
+class Tokens:
+    """A TokenSource handing out numbered tokens; `invalidate` moves to the next one."""
+
+    def __init__(self) -> None:
+        self.issued = 1
+
+    async def headers(self) -> dict[str, str]:
+        return {"X-Auth-Token": f"token-{self.issued}"}
+
+    def invalidate(self) -> None:
+        self.issued += 1
+
+
+async def test_forward_renews_a_refused_token_once():
+    rec = Recorder(httpx.Response(401, json={"error": {"message": "expired"}}),
+                   httpx.Response(200, json={"inspection_rules": []}))
+    credentials = Credentials(tokens=Tokens())
+    async with client.AsyncClient(BASE, transport=rec.transport,
+                                  credentials=credentials) as api:
+        answer = await api.forward("GET", "inspection_rules")
+    assert answer.status == 200
+    assert [r.headers["X-Auth-Token"] for r in rec.requests] == ["token-1", "token-2"]
