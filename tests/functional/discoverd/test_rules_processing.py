@@ -1,13 +1,15 @@
 """Inspection rules in real processing: a ramdisk report processed by discoverd, whose rules'
 changes reach the real bare-metal service over HTTP (node fields, traits through the traits
 API, capabilities, port attributes), with traces in the processed data and one event in the
-node's history; reapply runs the rules again."""
+node's history; reapply runs the rules again; `api-call` reaches a real HTTP server."""
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import httpx
+from aiohttp import web
 
 from .conftest import BOTH_DBS
 from .helpers import introspect, ipa_payload, make_node, node, ports, wait_finished
@@ -141,3 +143,28 @@ async def test_inspector_dialect_rules_apply_too(bm: httpx.AsyncClient,
     m = await make_node(bm)
     await introspect(di, m, ipa_payload(m, memory_mb=16384))
     assert (await node(bm, m.uuid))["extra"] == {"by": "inspector"}
+
+
+async def test_an_api_call_action_gets_its_url_during_processing(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    seen: list[str] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        seen.append(request.path_qs)
+        return web.Response(text="ok")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    await web.SockSite(runner, sock).start()
+    try:
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/inspected?node={{node.uuid}}"
+        await add(di, {"actions": [{"op": "api-call", "args": {"url": url}}]})
+        m = await make_node(bm)
+        assert (await introspect(di, m, ipa_payload(m)))["state"] == "finished"
+    finally:
+        await runner.cleanup()
+    assert seen == [f"/inspected?node={m.uuid}"]

@@ -115,3 +115,32 @@ async def test_deleting_a_port_already_gone_is_done(api: Api) -> None:
     await ironic.delete_port("p1")
     await ironic.close()
     assert api.requests == ["DELETE /v1/ports/p1"]
+
+
+async def test_a_trait_is_added_and_removed_alone(api: Api) -> None:
+    await api.start()
+    api.answers = [(204, ""), (204, "")]
+    ironic = client(api)
+    await ironic.add_trait("u1", "CUSTOM_GPU")
+    await ironic.remove_trait("u1", "CUSTOM_OLD")
+    await ironic.close()
+    assert api.requests == ["PUT /v1/nodes/u1/traits/CUSTOM_GPU",
+                            "DELETE /v1/nodes/u1/traits/CUSTOM_OLD"]
+
+
+async def test_removing_a_trait_the_node_lacks_is_done(api: Api) -> None:
+    await api.start()
+    api.answers = [(404, fault("Node u1 does not have trait CUSTOM_X"))]
+    ironic = client(api)
+    await ironic.remove_trait("u1", "CUSTOM_X")
+    await ironic.close()
+    assert api.requests == ["DELETE /v1/nodes/u1/traits/CUSTOM_X"]
+
+
+async def test_a_history_event_is_posted_to_the_node(api: Api) -> None:
+    await api.start()
+    api.answers = [(201, "")]
+    ironic = client(api)
+    await ironic.add_history("u1", "Inspection rules matched: r1: no change")
+    await ironic.close()
+    assert api.requests == ["POST /v1/nodes/u1/history"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ironsight.discoverd import states
+from ironsight.discoverd.ironic import IronicError
 from ironsight.discoverd.rules.validate import parse_ironic
 
 from .helpers import MAC1, MAC2, UUID1, Discoverd, agent_report
@@ -149,5 +150,14 @@ async def test_reapply_runs_the_rules_again(di: Discoverd) -> None:
     await add_rule(di, **GPU_RULE)
     await di.processor.reapply(UUID1, None)
     await di.settle()
+    assert await di.state(UUID1) == states.FINISHED
+    assert di.ironic.nodes[UUID1]["traits"] == ["CUSTOM_LARGE"]
+
+
+async def test_a_history_event_that_cannot_be_recorded_fails_nothing(di: Discoverd) -> None:
+    await waiting(di)
+    await add_rule(di, **GPU_RULE)
+    di.ironic.fail["add_history"] = IronicError("Not Found", code=404)
+    await processed(di)
     assert await di.state(UUID1) == states.FINISHED
     assert di.ironic.nodes[UUID1]["traits"] == ["CUSTOM_LARGE"]
