@@ -278,3 +278,14 @@ def test_test_of_a_node_without_data_fails_with_discoverds_message(run, api) -> 
     result = run("test", UUID1, NODE)
     assert result.exit_code == 1
     assert "No stored introspection data" in result.stderr
+
+
+def test_test_shows_a_fail_actions_message_and_the_warnings(run, api) -> None:
+    api.json("POST", "/v1/inspection_rules/dry_run", {
+        **DRY_RUN, "actions": [{"op": "fail", "args": {"msg": "no GPU"}, "changes": []}],
+        "failure": "Rule 'GPU nodes' failed: no GPU",
+        "warnings": ["{inventory[gpu]} could not be resolved"]})
+    out = run("test", UUID1, NODE).stdout.splitlines()
+    assert out[-4:] == ['  fail msg="no GPU"', "      (no change)",
+                        "Failure: Rule 'GPU nodes' failed: no GPU",
+                        "Warning: {inventory[gpu]} could not be resolved"]
