@@ -28,14 +28,16 @@ lint: venv
 	$(VENV)/bin/mypy
 
 # A real Keystone (auth_strategy = keystone tests), a stock ironic-python-agent (the ramdisk
-# tests) and openstacksdk's own bare-metal test suite (tests/compat, run by
-# tests/functional/compat) live in venvs of their own under $(STATE).
+# tests), openstacksdk's own bare-metal test suite (tests/compat, run by
+# tests/functional/compat) and the `openstack` CLI with the inspector client's plugin
+# (tests/functional/compat/test_inspector_osc.py) live in venvs of their own under $(STATE).
 test: venv lint
 	@mkdir -p $(STATE)
 	IRONSIGHT_TEST_PG_URL=$$(scripts/ensure-postgres.sh $(STATE)) \
 	IRONSIGHT_TEST_KEYSTONE_VENV=$$(scripts/ensure-keystone.sh $(STATE)) \
 	IRONSIGHT_TEST_SDK_SUITE_VENV=$$(scripts/ensure-sdk-suite.sh $(STATE)) \
 	IRONSIGHT_TEST_IPA_VENV=$$(scripts/ensure-ipa.sh $(STATE)) \
+	IRONSIGHT_TEST_OSC_VENV=$$(scripts/ensure-osc.sh $(STATE)) \
 	  $(VENV)/bin/pytest -q -p no:cacheprovider
 
 unit: venv

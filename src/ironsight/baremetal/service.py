@@ -12,6 +12,7 @@ from ironsight.baremetal.api.base import BaremetalDeps
 from ironsight.baremetal.conductor.manager import Conductor
 from ironsight.baremetal.conductor.periodic import PeriodicTasks
 from ironsight.baremetal.db.models import VERSION_TABLE
+from ironsight.baremetal.discoverd_proxy import DiscoverdProxy
 from ironsight.baremetal.drivers.loader import load_drivers
 from ironsight.baremetal.metrics import baremetal_metrics
 from ironsight.baremetal.secrets import DriverSecrets
@@ -38,8 +39,9 @@ class BaremetalService:
         self.conductor = Conductor(conf, self.db, drivers, secrets)
         self.periodic = PeriodicTasks(self.conductor)
         self.metrics = baremetal_metrics(self.conductor, self.db)
+        self.discoverd = DiscoverdProxy(conf)
         deps = BaremetalDeps(conf, self.conductor, self.conductor.records,
-                             ramdisk_limiter=ramdisk_limiter(conf))
+                             ramdisk_limiter=ramdisk_limiter(conf), discoverd=self.discoverd)
         self.app: Starlette = create_app(deps, self.metrics)
         self.ramdisk_app = create_ramdisk_app(deps) if conf.api.ramdisk_host else None
 
@@ -54,5 +56,6 @@ class BaremetalService:
     async def stop(self) -> None:
         await self.periodic.stop()
         await self.conductor.stop()
+        await self.discoverd.close()
         await self.periodic.unregister()
         await self.db.close()

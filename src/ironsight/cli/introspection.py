@@ -59,7 +59,7 @@ def discoverd_options(*, group: bool = False, output: bool = True) -> Callable[[
 # --- plumbing -------------------------------------------------------------------------------
 
 
-def _api(ctx: click.Context) -> discoverd.Client:
+def discoverd_api(ctx: click.Context) -> discoverd.Client:
     """A pooled client for this invocation (`--wait` polls), closed when the command ends."""
     chosen = cloud(ctx)
     api = discoverd.Client(
@@ -105,7 +105,7 @@ def introspection() -> None:
 def introspection_start(ctx: click.Context, nodes: tuple[str, ...], manage_boot: bool | None,
                         wait: float | None) -> None:
     """Start introspection of nodes (UUIDs or names); with --wait, print the results."""
-    api = _api(ctx)
+    api = discoverd_api(ctx)
     started = _for_each(nodes, lambda n: api.introspect(n, manage_boot=manage_boot))
     failures: list[str] = []
     if wait is not None and started:
@@ -122,7 +122,7 @@ def introspection_start(ctx: click.Context, nodes: tuple[str, ...], manage_boot:
 @click.pass_context
 def introspection_status(ctx: click.Context, node_ident: str) -> None:
     """Show the introspection status of a node."""
-    status = _api(ctx).get_status(node_ident)
+    status = discoverd_api(ctx).get_status(node_ident)
     emit(ctx, status, lambda: object_table(status))
 
 
@@ -138,7 +138,7 @@ def introspection_status(ctx: click.Context, node_ident: str) -> None:
 def introspection_list(ctx: click.Context, states: tuple[str, ...], limit: int | None,
                        marker: str | None) -> None:
     """List introspection statuses, newest first."""
-    statuses = _api(ctx).list_statuses(marker=marker, limit=limit, state=states or None)
+    statuses = discoverd_api(ctx).list_statuses(marker=marker, limit=limit, state=states or None)
     emit(ctx, statuses, _status_table(statuses))
 
 
@@ -151,7 +151,7 @@ MEMBER_COLUMNS = [("Replica", "name"), ("Alive", "alive"), ("Heartbeat", "heartb
 @click.pass_context
 def introspection_members(ctx: click.Context) -> None:
     """List discoverd's replicas: alive or not, and which one serves the PXE side."""
-    members = _api(ctx).get_members()
+    members = discoverd_api(ctx).get_members()
     rows = [{**m, "pxe_network": (m.get("pxe") or {}).get("network") or "-",
              "pxe_since": (m.get("pxe") or {}).get("since") or "-"} for m in members]
     emit(ctx, members, lambda: list_table(rows, MEMBER_COLUMNS))
@@ -163,7 +163,7 @@ def introspection_members(ctx: click.Context) -> None:
 @click.pass_context
 def introspection_abort(ctx: click.Context, node_ident: str) -> None:
     """Abort the introspection of a node that is waiting for its ramdisk."""
-    _api(ctx).abort(node_ident)
+    discoverd_api(ctx).abort(node_ident)
 
 
 class DataGroup(DiscoverdGroup):
@@ -193,7 +193,7 @@ def introspection_data() -> None:
 def introspection_data_show(ctx: click.Context, node_ident: str, raw: bool,
                             run: int | None) -> None:
     """Print the introspection data of a node as JSON."""
-    api = _api(ctx)
+    api = discoverd_api(ctx)
     data = (api.get_data(node_ident, raw=raw) if run is None
             else api.get_history_data(node_ident, run, raw=raw))
     click.echo(json.dumps(data, indent=2))
@@ -211,7 +211,7 @@ DIFF_COLUMNS = [("Part", "part"), ("Item", "item"), ("Change", "change"),
 @click.pass_context
 def introspection_data_history(ctx: click.Context, node_ident: str) -> None:
     """List the introspections whose data discoverd keeps for a node, newest first."""
-    runs = _api(ctx).get_history(node_ident)
+    runs = discoverd_api(ctx).get_history(node_ident)
     emit(ctx, runs, lambda: list_table(runs, HISTORY_COLUMNS))
 
 
@@ -248,7 +248,7 @@ def introspection_data_diff(ctx: click.Context, node_ident: str, start: int | No
                             end: int | None) -> None:
     """What changed in a node's hardware between two stored introspections (by default the
     latest against the previous): DIMMs, disks, NICs, CPU, memory, system, BMC."""
-    api = _api(ctx)
+    api = discoverd_api(ctx)
     runs = api.get_history(node_ident)
     ids = [int(r["id"]) for r in runs]
     start, end = _pick_pair(node_ident, ids, start, end)
@@ -283,4 +283,4 @@ def introspection_reapply(ctx: click.Context, node_ident: str, data_file: IO[str
                           ) -> None:
     """Process a node's stored raw introspection data again (e.g. after changing hooks)."""
     data = _load_data(data_file) if data_file is not None else None
-    _api(ctx).reapply(node_ident, data)
+    discoverd_api(ctx).reapply(node_ident, data)

@@ -22,6 +22,7 @@ def _register() -> None:
         node,
         port,
         ramdisk,
+        rule,
         secrets,
         server,
     )
@@ -31,6 +32,7 @@ def _register() -> None:
     port.register(cli)
     driver.register(cli)
     introspection.register(cli)
+    rule.register(cli)
     agent.register(cli)
     ramdisk.register(cli)
     lab.register(cli)

@@ -35,7 +35,7 @@ from ironsight.common.api.pagination import next_query
 from ironsight.common.auth.credentials import Credentials
 from ironsight.common.exceptions import IronsightError
 
-__version_info__ = (1, 0, 0)
+__version_info__ = (1, 1, 0)  # 1.1: inspection rules, forward()
 __version__ = ".".join(map(str, __version_info__))
 
 DEFAULT_URL = "http://127.0.0.1:5050/v1"
@@ -98,6 +98,16 @@ class _Sleep:
 _Op = Generator[_Call | _Sleep, Any, T]
 
 
+@dataclass(frozen=True)
+class RawAnswer:
+    """An HTTP answer as received (`AsyncClient.forward`): header names in lower case."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    reason: str = ""
+
+
 def normalize_url(base_url: str | None) -> str:
     """`http://host:5050`, `.../`, `.../v1` and `.../v1/` all mean the same API root."""
     url = (base_url or "").strip().rstrip("/") or DEFAULT_URL
@@ -152,6 +162,10 @@ def _get(path: str) -> _Op[Any]:
 
 def _post(path: str) -> _Op[None]:
     yield _Call("POST", path)
+
+
+def _delete_one(path: str) -> _Op[None]:
+    yield _Call("DELETE", path)
 
 
 def _continue(data: Mapping[str, Any], token: str | None) -> _Op[Any]:
@@ -236,6 +250,51 @@ def _wait(uuids: Iterable[str], retry_interval: float, max_retries: int
         if not pending:
             return done
     raise WaitTimeoutError(pending, {**done, **last})
+
+
+# --- inspection rules: both dialects (docs/rules.md) ---------------------------------------
+
+#: The collection of each dialect's rules in discoverd's API.
+RULE_COLLECTIONS = {"ironic": "inspection_rules", "inspector": "rules"}
+
+
+def _rules_path(dialect: str, uuid: str | None = None) -> str:
+    try:
+        collection = RULE_COLLECTIONS[dialect]
+    except KeyError:
+        raise ValueError(f"unknown rule dialect {dialect!r} (one of: "
+                         f"{', '.join(RULE_COLLECTIONS)})") from None
+    return collection if uuid is None else f"{collection}/{quote(_check_ident(uuid), safe='')}"
+
+
+def _create_rule(body: Mapping[str, Any], dialect: str) -> _Op[dict[str, Any]]:
+    return dict((yield _Call("POST", _rules_path(dialect), body=dict(body), has_body=True))
+                or {})
+
+
+def _list_rules(dialect: str, detail: bool) -> _Op[list[dict[str, Any]]]:
+    """Every rule of a dialect (Ironic's list pages are followed; the inspector's has none)."""
+    if dialect == "inspector":
+        return list(((yield _Call("GET", _rules_path(dialect))) or {}).get("rules", []))
+    params = {"detail": "true"} if detail else {}
+    items: list[dict[str, Any]] = []
+    query: dict[str, str] | None = params
+    seen: set[str] = set()
+    while query is not None:
+        page = (yield _Call("GET", _rules_path(dialect), query)) or {}
+        items.extend(page.get("inspection_rules", []))
+        query = next_query(page.get("next"), params, seen)
+    return items
+
+
+def _delete_rules(dialect: str) -> _Op[None]:
+    yield _Call("DELETE", _rules_path(dialect))
+
+
+def _dry_run(rule: str | Mapping[str, Any], node: str) -> _Op[dict[str, Any]]:
+    body = {"node": _check_ident(node), "rule": rule if isinstance(rule, str) else dict(rule)}
+    return dict((yield _Call("POST", "inspection_rules/dry_run", body=body, has_body=True))
+                or {})
 
 
 # --- clients --------------------------------------------------------------------------------
@@ -360,6 +419,33 @@ class Client:
                         max_retries: int = DEFAULT_MAX_RETRIES) -> dict[str, Status]:
         return self._run(_wait(uuids, retry_interval, max_retries))
 
+    # Inspection rules. `dialect` is "ironic" (`/v1/inspection_rules`, Ironic's shape) or
+    # "inspector" (`/v1/rules`, ironic-inspector's); each API shows its own dialect's rules.
+
+    def create_rule(self, body: Mapping[str, Any], dialect: str = "ironic") -> dict[str, Any]:
+        """The rule as discoverd stored it (with `warnings` when it names a path that no
+        stored inventory has, Ironic dialect)."""
+        return self._run(_create_rule(body, dialect))
+
+    def list_rules(self, dialect: str = "ironic", detail: bool = False
+                   ) -> list[dict[str, Any]]:
+        return self._run(_list_rules(dialect, detail))
+
+    def get_rule(self, uuid: str, dialect: str = "ironic") -> dict[str, Any]:
+        return dict(self._run(_get(_rules_path(dialect, uuid))) or {})
+
+    def delete_rule(self, uuid: str, dialect: str = "ironic") -> None:
+        self._run(_delete_one(_rules_path(dialect, uuid)))
+
+    def delete_all_rules(self, dialect: str = "ironic") -> None:
+        """Every rule of the dialect but the built-in ones."""
+        self._run(_delete_rules(dialect))
+
+    def dry_run(self, rule: str | Mapping[str, Any], node: str) -> dict[str, Any]:
+        """What a rule (a stored rule's UUID, or a rule body in either dialect) would do to a
+        node's latest stored data, changing nothing."""
+        return self._run(_dry_run(rule, node))
+
 
 class AsyncClient:
     """`Client` for asyncio: the same methods, as coroutines.
@@ -423,6 +509,11 @@ class AsyncClient:
             raise ServiceUnavailable(f"no token to call discoverd with: {exc}") from None
 
     async def _send_once(self, call: _Call, auth: Mapping[str, str]) -> Any:
+        answer = await self._exchange(call, auth)
+        return _decode(answer.status, answer.body, answer.reason)
+
+    async def _exchange(self, call: _Call, auth: Mapping[str, str]) -> RawAnswer:
+        """One HTTP exchange, whatever its status; ServiceUnavailable when none happened."""
         if auth:
             call = dataclasses.replace(call, headers={**call.headers, **auth})
         if self._http is not None:
@@ -431,10 +522,26 @@ class AsyncClient:
                                                     **_request_args(call))
             except httpx.TransportError as exc:
                 raise _unavailable(self.base_url, self.timeout, exc) from exc
-            return _decode(response.status_code, response.content, response.reason_phrase)
+            return RawAnswer(response.status_code,
+                             {k.lower(): v for k, v in response.headers.items()},
+                             response.content, response.reason_phrase)
         return await self._send_aiohttp(call)
 
-    async def _send_aiohttp(self, call: _Call) -> Any:
+    async def forward(self, method: str, path: str, params: Mapping[str, str] | None = None,
+                      body: Any = None, *, has_body: bool = False) -> RawAnswer:
+        """Pass a request on to discoverd and hand back its answer as it is, errors included
+        (the bare-metal API's `/v1/inspection_rules` is discoverd's, forwarded): only "no
+        answer at all" raises (ServiceUnavailable). `path` is relative to `/v1`, already
+        quoted. A token discoverd refuses is renewed once, as for every other call."""
+        call = _Call(method, path, dict(params or {}), body, has_body)
+        auth = await self._auth() if self._tokens is not None else {}
+        answer = await self._exchange(call, auth)
+        if answer.status == 401 and self._tokens is not None:
+            self._tokens.invalidate()
+            answer = await self._exchange(call, await self._auth())
+        return answer
+
+    async def _send_aiohttp(self, call: _Call) -> RawAnswer:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.timeout),
@@ -446,10 +553,10 @@ class AsyncClient:
         try:
             async with self._session.request(call.method, url, params=call.params or None,
                                              data=data, headers=headers) as resp:
-                status, body, reason = resp.status, await resp.read(), resp.reason or ""
+                return RawAnswer(resp.status, {k.lower(): v for k, v in resp.headers.items()},
+                                 await resp.read(), resp.reason or "")
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _unavailable(self.base_url, self.timeout, exc) from exc
-        return _decode(status, body, reason)
 
     async def _run(self, op: _Op[T]) -> T:
         answer: Any = None

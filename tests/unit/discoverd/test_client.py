@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from ironsight.common.auth.credentials import Credentials
 from ironsight.discoverd import client
 
 UUID1 = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
@@ -67,7 +68,7 @@ def query(request: httpx.Request) -> dict[str, str]:
 
 def test_version_satisfies_the_bare_metal_requirement():
     assert client.__version_info__ >= (1, 0, 0)
-    assert client.__version__ == "1.0.0"
+    assert client.__version__ == "1.1.0"
 
 
 @pytest.mark.parametrize("given", [
@@ -424,3 +425,87 @@ async def test_async_client_maps_connection_errors():
             await api.abort(UUID1)
         with pytest.raises(TypeError):
             await api.abort(3)  # type: ignore[arg-type]
+
+
+# --- inspection rules and forwarding --------------------------------------------------------
+
+
+def test_rules_go_to_their_dialects_collection():
+    rec = Recorder(httpx.Response(201, json={"uuid": UUID1}))
+    with client.Client(BASE, transport=rec.transport) as api:
+        api.create_rule({"actions": []})
+        api.create_rule({"actions": []}, dialect="inspector")
+        api.delete_rule(UUID1, dialect="inspector")
+        api.delete_all_rules()
+    assert [(r.method, r.url.path) for r in rec.requests] == [
+        ("POST", "/v1/inspection_rules"), ("POST", "/v1/rules"),
+        ("DELETE", f"/v1/rules/{UUID1}"), ("DELETE", "/v1/inspection_rules")]
+
+
+def test_an_unknown_dialect_is_a_value_error():
+    with client.Client(BASE, transport=Recorder().transport) as api, \
+            pytest.raises(ValueError, match="unknown rule dialect"):
+        api.list_rules("klingon")
+
+
+def test_listing_ironic_rules_follows_next():
+    rec = Recorder(
+        httpx.Response(200, json={"inspection_rules": [{"uuid": UUID1}],
+                                  "next": f"http://x/v1/inspection_rules?marker={UUID1}"}),
+        httpx.Response(200, json={"inspection_rules": [{"uuid": UUID2}]}))
+    with client.Client(BASE, transport=rec.transport) as api:
+        found = api.list_rules(detail=True)
+    assert [r["uuid"] for r in found] == [UUID1, UUID2]
+    assert rec.last.url.params["marker"] == UUID1
+    assert rec.last.url.params["detail"] == "true"
+
+
+def test_a_dry_run_posts_the_node_and_the_rule():
+    rec = Recorder(httpx.Response(200, json={"matched": True}))
+    with client.Client(BASE, transport=rec.transport) as api:
+        assert api.dry_run({"actions": []}, "node-1") == {"matched": True}
+    assert rec.last.url.path == "/v1/inspection_rules/dry_run"
+    assert json.loads(rec.last.content) == {"node": "node-1", "rule": {"actions": []}}
+
+
+async def test_forward_hands_back_errors_as_they_are():
+    rec = Recorder(httpx.Response(404, json={"error": {"message": "no"}},
+                                  headers={"X-Thing": "1"}))
+    async with client.AsyncClient(BASE, transport=rec.transport) as api:
+        answer = await api.forward("GET", "inspection_rules/x", {"fields": "uuid"})
+    assert (answer.status, answer.headers["x-thing"]) == (404, "1")
+    assert json.loads(answer.body) == {"error": {"message": "no"}}
+    assert rec.last.url.params["fields"] == "uuid"
+
+
+async def test_forward_raises_only_when_there_is_no_answer():
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused")
+
+    async with client.AsyncClient(transport=httpx.MockTransport(refuse)) as api:
+        with pytest.raises(client.ServiceUnavailable):
+            await api.forward("GET", "inspection_rules")
+
+
+class Tokens:
+    """A TokenSource handing out numbered tokens; `invalidate` moves to the next one."""
+
+    def __init__(self) -> None:
+        self.issued = 1
+
+    async def headers(self) -> dict[str, str]:
+        return {"X-Auth-Token": f"token-{self.issued}"}
+
+    def invalidate(self) -> None:
+        self.issued += 1
+
+
+async def test_forward_renews_a_refused_token_once():
+    rec = Recorder(httpx.Response(401, json={"error": {"message": "expired"}}),
+                   httpx.Response(200, json={"inspection_rules": []}))
+    credentials = Credentials(tokens=Tokens())
+    async with client.AsyncClient(BASE, transport=rec.transport,
+                                  credentials=credentials) as api:
+        answer = await api.forward("GET", "inspection_rules")
+    assert answer.status == 200
+    assert [r.headers["X-Auth-Token"] for r in rec.requests] == ["token-1", "token-2"]

@@ -10,6 +10,7 @@ from ironsight.baremetal.api import (
     chassis,
     conductors,
     deploy_templates,
+    inspection_rules,
     node_extras,
     node_inventory,
     nodes,
@@ -36,6 +37,8 @@ ACCESS = AccessRules(
             rule({"GET"}, r"/v1/lookup"),
             rule({"POST"}, r"/v1/heartbeat/[^/]+")),
     admin_only=(rule({"DELETE"}, r"/v1/nodes/[^/]+"),
+                # Ironic's baremetal:inspection_rule:{create,update,delete}: admin
+                rule({"POST", "PATCH", "PUT", "DELETE"}, r"/v1/inspection_rules(/.*)?"),
                 rule({"POST"}, r"/v1/nodes/[^/]+/history")))
 
 
@@ -54,7 +57,7 @@ def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette
                       *ports.routes,
                       *ramdisk.routes, *chassis.routes, *portgroups.routes, *conductors.routes,
                       *deploy_templates.routes, *runbooks.routes, *volume.routes,
-                      *allocations.routes,
+                      *allocations.routes, *inspection_rules.routes,
                       # last: what no other route took under a node (never a bare 404)
                       *node_extras.fallback_routes])
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ironsight.baremetal import fields
 from ironsight.baremetal.conductor.manager import Conductor
 from ironsight.baremetal.conductor.records import Records
+from ironsight.baremetal.discoverd_proxy import DiscoverdProxy
 from ironsight.common.api.endpoint import RequestContext
 from ironsight.common.api.versions import VersionPolicy
 from ironsight.common.config import Config
@@ -25,12 +26,15 @@ VERSIONS = VersionPolicy(
 
 @dataclass(frozen=True)
 class BaremetalDeps:
-    """What the endpoints may use: the conductor's actions and records, the configuration."""
+    """What the endpoints may use: the conductor's actions and records, the configuration,
+    the passage to discoverd."""
 
     conf: Config
     conductor: Conductor
     records: Records
     ramdisk_limiter: RateLimiter  # per-address limit of /v1/continue_inspection
+    # discoverd's API, for what the bare-metal API forwards there (/v1/inspection_rules)
+    discoverd: DiscoverdProxy | None = None
 
 
 Ctx = RequestContext[BaremetalDeps]

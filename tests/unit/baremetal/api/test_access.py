@@ -29,3 +29,14 @@ def test_other_writes_need_a_member(method: str, path: str) -> None:
 
 def test_reads_need_a_reader() -> None:
     assert ACCESS.required("GET", "/v1/nodes/n1/history") is Role.READER
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("POST", "/v1/inspection_rules"), ("PATCH", "/v1/inspection_rules/r1"),
+    ("DELETE", "/v1/inspection_rules/r1"), ("DELETE", "/v1/inspection_rules")])
+def test_changing_inspection_rules_needs_an_admin(method: str, path: str) -> None:
+    assert ACCESS.required(method, path) is Role.ADMIN
+
+
+def test_reading_inspection_rules_needs_a_reader() -> None:
+    assert ACCESS.required("GET", "/v1/inspection_rules") is Role.READER
