@@ -201,6 +201,8 @@ def main() -> None:
                         help="http_basic on both services (bench/benchauth.py)")
     parser.add_argument("--rules", type=int, default=0, metavar="N",
                         help="N inspection rules in discoverd (bench/benchrules.py)")
+    parser.add_argument("--rules-miss", action="store_true",
+                        help="with --rules: no rule matches (the rules' evaluation alone)")
     args = parser.parse_args()
     if args.rules == 1:
         parser.error("--rules needs 2 or more (the last two are the ones that match)")
@@ -241,9 +243,10 @@ def main() -> None:
         try:
             time.sleep(1)
             if args.rules:
-                benchrules.create(di_port, args.rules)
+                benchrules.create(di_port, args.rules, hits=not args.rules_miss)
             r = asyncio.run(bench(bm_port, di_port, [p.pid for p in servers], args.nodes, pg,
-                                  counted=args.replicas == 1, rules=args.rules))
+                                  counted=args.replicas == 1,
+                                  rules=0 if args.rules_miss else args.rules))
             top = ({s: pg.top(f"ironsight_bench_{s}") for s in ("bm", "di")}
                    if pg is not None and args.top else {})
         finally:
@@ -259,7 +262,8 @@ def main() -> None:
     layout = ("6 (3 replicas of each service behind HAProxy)" if args.replicas == 3 else
               "2 (serve --only baremetal / --only discoverd)" if args.split else "1")
     print(f"nodes={n} db={'postgresql' if args.db_url else 'sqlite'} processes={layout}"
-          f" auth={'http_basic' if args.auth else 'noauth'} rules={args.rules}")
+          f" auth={'http_basic' if args.auth else 'noauth'} rules={args.rules}"
+          f"{' (none matching)' if args.rules_miss else ''}")
     print(f"  total (create → all manageable again)  {r['total']:6.2f} s  "
           f"({r['total'] / n * 1000:.1f} ms/node)")
     print(f"    create nodes + 2 ports each           {r['create']:6.2f} s")

@@ -16,8 +16,9 @@ RESOURCE_CLASS = "bench-large"
 TRAIT = "CUSTOM_BENCH_MATCHED"
 
 
-def rules(n: int) -> list[dict[str, Any]]:
-    """`n` ≥ 2 rules: n - 2 that match no node, two that match every one."""
+def rules(n: int, hits: bool = True) -> list[dict[str, Any]]:
+    """`n` ≥ 2 rules: n - 2 that match no node, two that match every one (`hits` False: the
+    two look for a CPU no node has, so that no rule writes anything)."""
     misses = [{
         "description": f"model {i}",
         "priority": 100 + i,
@@ -34,7 +35,7 @@ def rules(n: int) -> list[dict[str, Any]]:
         "conditions": [{"op": "gt", "args": {"values": ["{inventory[memory][physical_mb]}",
                                                         131072]}},
                        {"op": "eq", "args": {"values": ["{inventory[cpu][architecture]}",
-                                                        "x86_64"]}}],
+                                                        "x86_64" if hits else "aarch64"]}}],
         "actions": [{"op": "set-attribute",
                      "args": {"path": "/resource_class", "value": RESOURCE_CLASS}},
                     {"op": "set-capability", "args": {"name": "bench", "value": "large"}}],
@@ -42,16 +43,16 @@ def rules(n: int) -> list[dict[str, Any]]:
         "description": "trait",
         "priority": 5,
         "conditions": [{"op": "contains", "args": {"value": "{inventory[cpu][flags]}",
-                                                   "regex": "vmx"}}],
+                                                   "regex": "vmx" if hits else "sve2"}}],
         "actions": [{"op": "add-trait", "args": {"name": TRAIT}}],
     }]
     return misses + hits
 
 
-def create(di_port: int, n: int) -> None:
+def create(di_port: int, n: int, hits: bool = True) -> None:
     with httpx.Client(base_url=f"http://127.0.0.1:{di_port}",
                       headers=benchauth.CREDENTIALS.headers(), timeout=30) as client:
-        for body in rules(n):
+        for body in rules(n, hits):
             resp = client.post("/v1/inspection_rules", json=body)
             resp.raise_for_status()
 

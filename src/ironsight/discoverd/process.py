@@ -218,7 +218,8 @@ class Processor:
                       plugin_data=plugin_data,
                       ports=[patched(p, changes.port_patches.get(p["uuid"], []))
                              for p in ports])
-        outcome = await self.rules.run(rules, facts, node_uuid=uuid)
+        # Stored for every report: rules that did not match are traced in short.
+        outcome = await self.rules.run(rules, facts, node_uuid=uuid, compact=True)
         result = {**outcome.plugin_data, "inventory": inventory,
                   "rules": [t.to_dict() for t in outcome.traces]}
         if outcome.failure:

@@ -77,10 +77,11 @@ class RuleRunner:
         return await self.rules.current()
 
     async def run(self, rules: Sequence[Rule], facts: Facts, *, node_uuid: str,
-                  live: bool = True) -> Outcome:
-        """Apply `rules`; `live` False (a dry run): no `api-call` is made."""
+                  live: bool = True, compact: bool = False) -> Outcome:
+        """Apply `rules`; `live` False (a dry run): no `api-call` is made. `compact`: traces
+        of the rules that did not match in short (see RuleTrace)."""
         outcome = await apply_rules(rules, facts, mask=self.mask,
-                                    api_call=self.api_call if live else None)
+                                    api_call=self.api_call if live else None, compact=compact)
         if live:
             for entry in outcome.logs:
                 LOG.log(_LEVELS.get(entry.level.lower(), logging.INFO),

@@ -10,6 +10,7 @@ strings upstream; interpolation always yields strings there).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import itertools
 import math
@@ -36,17 +37,32 @@ def as_number(value: Any) -> int | float | None:
     if isinstance(value, int | float):
         return None if isinstance(value, float) and math.isnan(value) else value
     if isinstance(value, str):
-        text = value.strip()
-        try:
-            return int(text)
-        except ValueError:
-            pass
-        try:
-            number = float(text)
-        except ValueError:
-            return None
-        return None if math.isnan(number) else number
+        return _text_number(value)
     return None
+
+
+# What int() and float() accept may start with a digit, a sign, a dot, whitespace, a
+# non-ASCII digit, or an i / n (inf, infinity, nan): any other ASCII letter first is no number.
+_NOT_NUMBER_START = frozenset("abcdefghjklmopqrstuvwxyzABCDEFGHJKLMOPQRSTUVWXYZ")
+
+
+@functools.lru_cache(maxsize=8192)
+def _text_number(value: str) -> int | float | None:
+    """as_number of a string; cached, and a cheap test first, because most texts rules
+    compare are words (model names, architectures) and every failed int()/float() costs an
+    exception."""
+    if value[:1] in _NOT_NUMBER_START:
+        return None
+    text = value.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return None if math.isnan(number) else number
 
 
 def _chain(compare: Callable[[Any, Any], bool], name: str) -> Callable[..., bool]:
@@ -93,11 +109,17 @@ def _in_net(address: Any, subnet: Any) -> bool:
         return False  # no address (e.g. an interface without IPv4): not in any network
 
 
-def _regex(value: Any, regex: Any, *, full: bool) -> bool:
+@functools.lru_cache(maxsize=1024)
+def _pattern(regex: str) -> re.Pattern[str]:
+    """A condition's regular expression, compiled once (rules run on every report)."""
     try:
-        pattern = re.compile(str(regex))
+        return re.compile(regex)
     except re.error as exc:
         raise ConditionError(f"invalid regular expression {regex!r}: {exc}") from None
+
+
+def _regex(value: Any, regex: Any, *, full: bool) -> bool:
+    pattern = _pattern(str(regex))
     text = str(value)
     return bool(pattern.fullmatch(text) if full else pattern.search(text))
 

@@ -32,18 +32,24 @@ from ironsight.discoverd.rules.model import (
 
 
 class _Views:
-    """The inventory and plugin data as a rule may read them: masked copies (rebuilt when
-    the plugin data changed) or the working copies themselves."""
+    """The inventory and plugin data as a rule may read them: masked copies (the inventory's
+    made once per run, the plugin data's again only when it changed) or working copies. Each
+    copy is made on first need: a run whose rules all read masked values never copies the
+    inventory twice."""
 
     def __init__(self, inventory: dict[str, Any], state: actions.RunState) -> None:
         self.inventory = inventory
         self.state = state
         self._masked_inventory: dict[str, Any] | None = None
+        self._inventory_copy: dict[str, Any] | None = None
         self._masked_plugin: tuple[int, dict[str, Any]] | None = None
 
     def scope(self, mask: bool, inspector: bool) -> Scope:
         if not mask:
-            return Scope(self.state.node, self.inventory, self.state.plugin_data,
+            if self._inventory_copy is None:
+                # A value read from it may end up in the plugin data, which actions change.
+                self._inventory_copy = copy.deepcopy(self.inventory)
+            return Scope(self.state.node, self._inventory_copy, self.state.plugin_data,
                          inspector=inspector)
         if self._masked_inventory is None:
             self._masked_inventory = masking.masked(self.inventory)
@@ -130,8 +136,10 @@ async def _apply_rule(rule: Rule, state: actions.RunState, views: _Views,
         trace.conditions.append(ConditionTrace(_op_name(condition), args, result))
         if not result:
             trace.matched = False
-            trace.conditions.extend(ConditionTrace(_op_name(c), dict(c.args), None)
-                                    for c in rule.conditions[index + 1:])
+            trace.false_condition = index
+            if not trace.compact:
+                trace.conditions.extend(ConditionTrace(_op_name(c), dict(c.args), None)
+                                        for c in rule.conditions[index + 1:])
             return None
     for index, action in enumerate(rule.actions):
         warnings_before = len(state.warnings)
@@ -151,18 +159,21 @@ async def _apply_rule(rule: Rule, state: actions.RunState, views: _Views,
 
 
 async def apply_rules(rules: Sequence[Rule], facts: Facts, *, mask: MaskPolicy,
-                      api_call: ApiCall | None = None) -> Outcome:
+                      api_call: ApiCall | None = None, compact: bool = False) -> Outcome:
     """Run `rules` (any order: sorted here by priority descending, stably) against `facts`
-    (not modified) and return what they decided. A `fail` action stops the run."""
-    inventory = copy.deepcopy(facts.inventory)
+    (not modified) and return what they decided. A `fail` action stops the run.
+    `compact`: the traces of rules that did not match keep only which condition was false
+    (RuleTrace.compact), what processing stores for every report; a dry run wants them in
+    full."""
+    # The inventory is only read (through copies made by _Views): no copy of it here.
     state = actions.RunState(node=copy.deepcopy(facts.node),
                              plugin_data=copy.deepcopy(facts.plugin_data),
                              ports=copy.deepcopy(facts.ports), api_call=api_call,
-                             inventory=inventory)
-    views = _Views(inventory, state)
+                             inventory=facts.inventory)
+    views = _Views(facts.inventory, state)
     outcome = Outcome(node=state.node, plugin_data=state.plugin_data, ports=state.ports)
     for rule in sorted(rules, key=lambda r: -r.priority):
-        trace = RuleTrace(rule.uuid, rule.description, matched=False)
+        trace = RuleTrace(rule.uuid, rule.description, matched=False, compact=compact)
         outcome.traces.append(trace)
         if not _in_scope(rule, state.node):
             trace.skipped = f"out of scope {rule.scope!r}"

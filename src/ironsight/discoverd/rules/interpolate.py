@@ -17,6 +17,8 @@ references in it: an item may hold references, or a reference may be built from 
 
 from __future__ import annotations
 
+import _string  # type: ignore[import-not-found]
+import functools
 import re
 import string
 from collections.abc import Mapping
@@ -79,15 +81,55 @@ def _plain(value: Any) -> Any:
     return dict(value) if isinstance(value, _NodeView) else value
 
 
+class _Template:
+    """A string's references, parsed once (`_template`): rules are applied to every report,
+    and parsing the same argument strings again for each is most of what interpolation
+    costs. `single`: the string is exactly one reference (`first`, then `parts`), whose value
+    keeps its type; otherwise the string is formatted as a whole."""
+
+    __slots__ = ("error", "first", "parts", "single")
+
+    def __init__(self, text: str) -> None:
+        self.single = False
+        self.first: Any = None
+        self.parts: tuple[tuple[bool, Any], ...] = ()
+        self.error: str | None = None
+        parsed = list(_FORMATTER.parse(text))  # ValueError: not a valid format string
+        if (len(parsed) == 1 and parsed[0][0] == "" and parsed[0][1]
+                and not parsed[0][2] and parsed[0][3] is None):
+            self.single = True
+            first, rest = _string.formatter_field_name_split(parsed[0][1])
+            self.first = first
+            try:
+                self.parts = tuple(rest)
+            except ValueError as exc:
+                # str.format looks the first name up before it reads the rest: keep that
+                # order, so that an absent name still reads as absent (missing_as_none).
+                self.error = str(exc)
+
+    def resolve(self, ctx: Mapping[str, Any]) -> Any:
+        """The referenced value (as string.Formatter.get_field finds it)."""
+        obj = ctx[self.first] if not isinstance(self.first, int) else ()[self.first]
+        if self.error is not None:
+            raise ValueError(self.error)
+        for is_attr, key in self.parts:
+            obj = getattr(obj, key) if is_attr else obj[key]
+        return obj
+
+
+@functools.lru_cache(maxsize=4096)
+def _template(text: str) -> _Template:
+    return _Template(text)
+
+
 def _format(text: str, scope: Scope, warnings: list[str], missing_as_none: bool) -> Any:
     if "{" not in text and "}" not in text:
         return text
     ctx = scope.context()
     try:
-        parsed = list(_FORMATTER.parse(text))
-        if (len(parsed) == 1 and parsed[0][0] == "" and parsed[0][1]
-                and not parsed[0][2] and parsed[0][3] is None):
-            return _plain(_FORMATTER.get_field(parsed[0][1], (), ctx)[0])
+        template = _template(text)
+        if template.single:
+            return _plain(template.resolve(ctx))
         return text.format(**ctx)
     except _FORMAT_ERRORS as exc:
         if missing_as_none and isinstance(exc, _MISSING_ERRORS):

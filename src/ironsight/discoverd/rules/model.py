@@ -136,7 +136,11 @@ class RuleTrace:
     """What happened to one rule in a run, for processed data's `rules` list, the node's
     history and the dry run. For sensitive rules (`masked`), args and changed values are
     replaced by "***". `skipped`: why the rule was not evaluated (an inspector-dialect scope
-    the node is not in)."""
+    the node is not in). `false_condition`: the index of the condition that did not hold.
+    `compact`: when the rule did not match (and did not fail), `to_dict` gives only its
+    identity, `false_condition`, `skipped` and its warnings: processing stores a trace of
+    every rule for every report, and the arguments of rules that did not apply are most of
+    their size."""
 
     uuid: str
     description: str | None
@@ -147,8 +151,20 @@ class RuleTrace:
     failure: str | None = None
     masked: bool = False
     skipped: str | None = None
+    false_condition: int | None = None
+    compact: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        if self.compact and not self.matched and self.failure is None:
+            doc: dict[str, Any] = {"uuid": self.uuid, "description": self.description,
+                                   "matched": False}
+            if self.skipped is not None:
+                doc["skipped"] = self.skipped
+            else:
+                doc["false_condition"] = self.false_condition
+            if self.warnings:
+                doc["warnings"] = list(self.warnings)
+            return doc
         return {
             "uuid": self.uuid,
             "description": self.description,
