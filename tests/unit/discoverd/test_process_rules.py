@@ -13,6 +13,7 @@ from typing import Any
 
 from ironsight.discoverd import states
 from ironsight.discoverd.ironic import IronicError
+from ironsight.discoverd.rules.model import Rule
 from ironsight.discoverd.rules.validate import parse_ironic
 
 from .helpers import MAC1, MAC2, UUID1, Discoverd, agent_report
@@ -25,8 +26,8 @@ async def waiting(di: Discoverd, **node: Any) -> None:
     di.ironic.calls.clear()
 
 
-async def add_rule(di: Discoverd, **body: Any) -> None:
-    await di.rules.rules.store.create(parse_ironic(body))
+async def add_rule(di: Discoverd, **body: Any) -> Rule:
+    return await di.rules.rules.store.create(parse_ironic(body))
 
 
 async def processed(di: Discoverd, report: dict[str, Any] | None = None) -> None:
@@ -108,6 +109,17 @@ async def test_traces_are_stored_with_the_processed_data(di: Discoverd) -> None:
     assert {t["description"]: t["matched"] for t in traces} == {"big memory": True,
                                                                  "never": False}
     assert "inventory" in await di.cache.get_data(UUID1, processed=True)
+
+
+async def test_traces_of_rules_that_did_not_match_are_stored_in_short(di: Discoverd) -> None:
+    await waiting(di)
+    rule = await add_rule(di, description="never", conditions=[
+        {"op": "is-true", "args": {"value": True}}, {"op": "is-true", "args": {"value": False}}],
+        actions=[{"op": "add-trait", "args": {"name": "CUSTOM_NEVER"}}])
+    await processed(di)
+    traces = (await di.cache.get_data(UUID1, processed=True))["rules"]
+    assert traces == [{"uuid": rule.uuid, "description": "never", "matched": False,
+                       "false_condition": 1}]
 
 
 async def test_sensitive_rules_traces_hide_their_values(di: Discoverd) -> None:

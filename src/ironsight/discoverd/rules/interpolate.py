@@ -100,20 +100,24 @@ class _Template:
             self.single = True
             first, rest = _string.formatter_field_name_split(parsed[0][1])
             self.first = first
+            parts = []
             try:
-                self.parts = tuple(rest)
+                for part in rest:
+                    parts.append(part)
             except ValueError as exc:
-                # str.format looks the first name up before it reads the rest: keep that
-                # order, so that an absent name still reads as absent (missing_as_none).
+                # string.Formatter reads the parts as it looks them up: the lookups before
+                # a malformed part come first, so that something absent still reads as
+                # absent (missing_as_none) rather than as the syntax error.
                 self.error = str(exc)
+            self.parts = tuple(parts)
 
     def resolve(self, ctx: Mapping[str, Any]) -> Any:
-        """The referenced value (as string.Formatter.get_field finds it)."""
+        """The referenced value, as string.Formatter.get_field finds it."""
         obj = ctx[self.first] if not isinstance(self.first, int) else ()[self.first]
-        if self.error is not None:
-            raise ValueError(self.error)
         for is_attr, key in self.parts:
             obj = getattr(obj, key) if is_attr else obj[key]
+        if self.error is not None:
+            raise ValueError(self.error)
         return obj
 
 

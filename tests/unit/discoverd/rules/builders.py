@@ -62,9 +62,10 @@ def rule(*actions: dict[str, Any], conditions: list[dict[str, Any]] | None = Non
 
 
 async def run(*rules: Rule, the_facts: Facts | None = None,
-              mask: MaskPolicy = MaskPolicy.ALWAYS, api_call: ApiCall | None = None) -> Outcome:
+              mask: MaskPolicy = MaskPolicy.ALWAYS, api_call: ApiCall | None = None,
+              compact: bool = False) -> Outcome:
     return await engine.apply_rules(list(rules), the_facts or facts(), mask=mask,
-                                    api_call=api_call)
+                                    api_call=api_call, compact=compact)
 
 
 def matched(outcome: Outcome) -> list[bool]:

@@ -204,3 +204,21 @@ def test_a_dict_loop_is_one_item() -> None:
 
 def test_inspector_conditions_on_missing_fields_do_not_hold() -> None:
     assert not holds("ne", {"values": ["{plugin_data[absent]}", 1]}, inspector=True)
+
+
+@pytest.mark.parametrize(("text", "number"), [
+    ("42", 42), (" 42 ", 42), ("-1.5", -1.5), ("1e3", 1000.0), ("inf", float("inf")),
+    ("Infinity", float("inf")), ("٣", 3), ("+7", 7)])
+def test_texts_that_parse_as_numbers_are_numbers(text: str, number: float) -> None:
+    assert conditions.as_number(text) == number
+
+
+@pytest.mark.parametrize("text", ["R640", "x86_64", "model-5", "nan", "", "1.2.3", "none"])
+def test_texts_that_do_not_parse_as_numbers_are_not(text: str) -> None:
+    assert conditions.as_number(text) is None
+
+
+def test_an_invalid_regex_fails_every_time_it_is_evaluated() -> None:
+    for _ in range(2):
+        with pytest.raises(conditions.ConditionError, match="invalid regular expression"):
+            holds("matches", {"value": "x", "regex": "(unclosed"})

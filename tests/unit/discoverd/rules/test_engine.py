@@ -173,3 +173,58 @@ async def test_both_dialects_apply_together() -> None:
         "actions": [{"action": "add-trait", "name": "CUSTOM_8G"}]})
     outcome = await run(inspector, rule(log("ironic")))
     assert outcome.traits_add == ["CUSTOM_8G"] and len(outcome.logs) == 1
+
+
+# --- compact traces (what processing stores for every report) ----------------------------
+
+
+async def test_a_compact_trace_of_an_unmatched_rule_names_its_false_condition() -> None:
+    r = rule(log("x"), description="big", conditions=[
+        TRUE, {"op": "gt", "args": {"values": ["{inventory[memory][physical_mb]}", 1 << 20]}},
+        TRUE])
+    trace = (await run(r, compact=True)).traces[0].to_dict()
+    assert trace == {"uuid": r.uuid, "description": "big", "matched": False,
+                     "false_condition": 1}
+
+
+async def test_a_compact_run_keeps_matched_rules_in_full() -> None:
+    r = rule(set_extra("a", "{inventory[cpu][count]}"), conditions=[TRUE])
+    compact = (await run(r, compact=True)).traces[0].to_dict()
+    full = (await run(r)).traces[0].to_dict()
+    assert compact == full and compact["actions"][0]["args"]["value"] == 4
+
+
+async def test_a_compact_trace_keeps_the_warnings() -> None:
+    r = rule(log("x"), conditions=[{"op": "eq", "args": {"values": ["{node.nope}", 1]}}])
+    trace = (await run(r, compact=True)).traces[0].to_dict()
+    assert trace["false_condition"] == 0 and "nope" in trace["warnings"][0]
+
+
+async def test_a_compact_trace_of_a_failed_rule_is_in_full() -> None:
+    broken = {"op": "in-net", "args": {"address": "10.0.0.1", "subnet": "{node.name}"}}
+    trace = (await run(rule(log("x"), conditions=[broken]), compact=True)).traces[0].to_dict()
+    assert trace["failure"] is not None and trace["conditions"][0]["op"] == "in-net"
+
+
+async def test_a_compact_trace_of_a_rule_out_of_scope_says_why() -> None:
+    scoped = validate.parse_inspector({"scope": "gpu", "actions": [
+        {"action": "set-attribute", "path": "/extra/x", "value": 1}]})
+    trace = (await run(scoped, compact=True)).traces[0].to_dict()
+    assert trace == {"uuid": scoped.uuid, "description": None, "matched": False,
+                     "skipped": "out of scope 'gpu'"}
+
+
+async def test_full_traces_name_the_false_condition_too() -> None:
+    outcome = await run(rule(log("x"), conditions=[TRUE, FALSE, TRUE]))
+    assert outcome.traces[0].false_condition == 1
+    assert [c.result for c in outcome.traces[0].conditions] == [True, False, None]
+
+
+async def test_values_read_from_the_inventory_do_not_change_the_facts() -> None:
+    given = facts()
+    before = copy.deepcopy(given.inventory)
+    await run(rule({"op": "set-plugin-data", "args": {"path": "nics",
+                                                      "value": "{inventory[interfaces]}"}},
+                   {"op": "extend-plugin-data", "args": {"path": "nics", "value": {"x": 1}}}),
+              the_facts=given, mask=MaskPolicy.NEVER)
+    assert given.inventory == before

@@ -93,3 +93,34 @@ def test_loops_format_references_built_from_the_item() -> None:
 
 def test_outside_loops_strings_are_formatted_once() -> None:
     assert interpolate("{{inventory[bmc_address]}}", scope(), []) == "{inventory[bmc_address]}"
+
+
+def test_the_same_string_reads_each_scopes_own_values() -> None:
+    small, large = inventory(), inventory()
+    large["memory"]["physical_mb"] = 65536
+    text = "{inventory[memory][physical_mb]}"
+    assert [interpolate(text, Scope(node(), inv, {}), []) for inv in (small, large)] == [
+        8192, 65536]
+
+
+def test_a_malformed_reference_to_something_absent_reads_as_absent() -> None:
+    assert interpolate("{nothing[a]b}", scope(), [], missing_as_none=True) is None
+
+
+def test_a_malformed_reference_is_a_warning() -> None:
+    warnings: list[str] = []
+    assert interpolate("{inventory[cpu]b}", scope(), warnings) == "{inventory[cpu]b}"
+    assert "ValueError" in warnings[0]
+
+
+def test_a_malformed_reference_reads_what_it_can_before_its_error() -> None:
+    # As str.format: the key that is absent is the first thing found wrong.
+    warnings: list[str] = []
+    assert interpolate("{inventory[nothing]b}", scope(), warnings) == "{inventory[nothing]b}"
+    assert "KeyError: 'nothing'" in warnings[0]
+
+
+def test_a_positional_reference_is_a_warning() -> None:
+    warnings: list[str] = []
+    assert interpolate("{0}", scope(), warnings) == "{0}"
+    assert "IndexError" in warnings[0]
