@@ -43,8 +43,22 @@ class _Views:
         self._masked_inventory: dict[str, Any] | None = None
         self._inventory_copy: dict[str, Any] | None = None
         self._masked_plugin: tuple[int, dict[str, Any]] | None = None
+        # Scopes (each with its formatting context, a view of the node) shared by the
+        # conditions of every rule until an action may have changed what they show.
+        self._scopes: dict[tuple[bool, bool], Scope] = {}
+
+    def changed(self) -> None:
+        """An action ran: the node, ports or plugin data may differ from what the scopes
+        made so far show."""
+        self._scopes.clear()
 
     def scope(self, mask: bool, inspector: bool) -> Scope:
+        scope = self._scopes.get((mask, inspector))
+        if scope is None:
+            scope = self._scopes[mask, inspector] = self._scope(mask, inspector)
+        return scope
+
+    def _scope(self, mask: bool, inspector: bool) -> Scope:
         if not mask:
             if self._inventory_copy is None:
                 # A value read from it may end up in the plugin data, which actions change.
@@ -153,6 +167,7 @@ async def _apply_rule(rule: Rule, state: actions.RunState, views: _Views,
         except actions.ActionError as exc:
             return _Broken(f"action {index} ({action.op})", exc)
         finally:
+            views.changed()
             trace.warnings.extend(state.warnings[warnings_before:])
             del state.warnings[warnings_before:]
     return None
