@@ -148,6 +148,8 @@ def interpolate(value: Any, scope: Scope, warnings: list[str], *,
     """`value` with every reference in its strings replaced, recursively; failures are
     appended to `warnings` and leave the literal string (or None, with `missing_as_none`)."""
     if isinstance(value, str):
+        if "{" not in value and "}" not in value:
+            return value  # most literals: nothing to parse
         result = _format(value, scope, warnings, missing_as_none)
         if scope.has_item and isinstance(result, str) and result != value and "{" in result:
             # Upstream formats twice in loops, so that an item may carry references
@@ -162,7 +164,8 @@ def interpolate(value: Any, scope: Scope, warnings: list[str], *,
                 item, scope, warnings, missing_as_none=missing_as_none)
         return result
     if isinstance(value, list):
-        return [interpolate(v, scope, warnings, missing_as_none=missing_as_none)
+        return [v if isinstance(v, int | float) else
+                interpolate(v, scope, warnings, missing_as_none=missing_as_none)
                 for v in value]
     return value
 
