@@ -10,6 +10,7 @@ again; then check cpus/cpu_arch/memory_mb/local_gb, 2 ports and power off on eve
     .venv/bin/python bench/bench_inspection.py [--nodes 200] [--db-url URL]
     .venv/bin/python bench/bench_inspection.py --replicas 3 --db-url URL [--nodes 2000]
     .venv/bin/python bench/bench_inspection.py --rules 100   # with 100 inspection rules
+    .venv/bin/python bench/bench_inspection.py --rules 100 --rules-miss   # none matching
 
 With --replicas 3, three replicas of each service (`serve --only ...`, each with its state
 directory) share the two databases behind HAProxy running docs/examples/haproxy.cfg, as
