@@ -9,6 +9,7 @@ again; then check cpus/cpu_arch/memory_mb/local_gb, 2 ports and power off on eve
 
     .venv/bin/python bench/bench_inspection.py [--nodes 200] [--db-url URL]
     .venv/bin/python bench/bench_inspection.py --replicas 3 --db-url URL [--nodes 2000]
+    .venv/bin/python bench/bench_inspection.py --rules 100   # with 100 inspection rules
 
 With --replicas 3, three replicas of each service (`serve --only ...`, each with its state
 directory) share the two databases behind HAProxy running docs/examples/haproxy.cfg, as
@@ -38,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import benchauth
+import benchrules
 import httpx
 import loadgen
 from bench_api import free_port, proc_stat, start_service
@@ -101,7 +103,7 @@ async def enroll(port: int, nodes: int, driver: str, t0: float, marks: dict[str,
 
 
 async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
-                pg: PgStats | None, counted: bool = True) -> dict[str, float]:
+                pg: PgStats | None, counted: bool = True, rules: int = 0) -> dict[str, float]:
     """The flow; `counted`: each service is one process, whose /metrics count its SQL."""
     marks: dict[str, float] = {}
     sql0 = db_counts(bm_port, di_port) if counted else {}
@@ -126,6 +128,12 @@ async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
             for kind, n in pg.counts(f"ironsight_bench_{service}").items():
                 sql[f"pg_{service}_{kind}"] = n
     await verify(bm_port, uuids)
+    if rules:
+        conn = loadgen.Connection("127.0.0.1", bm_port, BM)
+        try:
+            await benchrules.verify(conn, uuids, rules)
+        finally:
+            conn.close()
     return {"total": total, **marks, "cb_p50": res.pct(0.5), "cb_p95": res.pct(0.95),
             "cpu": cpu1 - cpu0, "rss": rss, **sql}
 
@@ -191,7 +199,11 @@ def main() -> None:
                         help="run the two services as two processes (serve --only ...)")
     parser.add_argument("--auth", action="store_true",
                         help="http_basic on both services (bench/benchauth.py)")
+    parser.add_argument("--rules", type=int, default=0, metavar="N",
+                        help="N inspection rules in discoverd (bench/benchrules.py)")
     args = parser.parse_args()
+    if args.rules == 1:
+        parser.error("--rules needs 2 or more (the last two are the ones that match)")
     # A SIGTERM (a timeout, a kill of the run) stops the services too (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-") as tmp:
@@ -228,8 +240,10 @@ def main() -> None:
             servers = procs
         try:
             time.sleep(1)
+            if args.rules:
+                benchrules.create(di_port, args.rules)
             r = asyncio.run(bench(bm_port, di_port, [p.pid for p in servers], args.nodes, pg,
-                                  counted=args.replicas == 1))
+                                  counted=args.replicas == 1, rules=args.rules))
             top = ({s: pg.top(f"ironsight_bench_{s}") for s in ("bm", "di")}
                    if pg is not None and args.top else {})
         finally:
@@ -245,7 +259,7 @@ def main() -> None:
     layout = ("6 (3 replicas of each service behind HAProxy)" if args.replicas == 3 else
               "2 (serve --only baremetal / --only discoverd)" if args.split else "1")
     print(f"nodes={n} db={'postgresql' if args.db_url else 'sqlite'} processes={layout}"
-          f" auth={'http_basic' if args.auth else 'noauth'}")
+          f" auth={'http_basic' if args.auth else 'noauth'} rules={args.rules}")
     print(f"  total (create → all manageable again)  {r['total']:6.2f} s  "
           f"({r['total'] / n * 1000:.1f} ms/node)")
     print(f"    create nodes + 2 ports each           {r['create']:6.2f} s")
