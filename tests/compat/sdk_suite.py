@@ -41,21 +41,7 @@ FAKE_HARDWARE = "node create: driver 'fake-hardware' refused (400)"
 # Tests of the suite that fail today (module.Class.test) -> why: the first failure seen, and
 # ("then") the one seen behind it with `fake-hardware` accepted; more may hide behind those.
 # A test listed here that passes makes the project's test fail: remove it. The list only shrinks.
-KNOWN_FAILURES: dict[str, str] = {
-    # test_inspection_rules: /v1/inspection_rules works (forwarded to discoverd); these wait for
-    # the engine's validation to take Ironic's list-form args as the suite sends them
-    "test_inspection_rules.TestBareMetalInspectionRule.test_baremetal_inspection_rule_create_get_delete":
-        "eq with list args [\"node:memory_mb\", 4096] refused (400: conditions[0].args.values "
-        "must be a list)",
-    "test_inspection_rules.TestBareMetalInspectionRule.test_baremetal_inspection_rule_list_update_delete":
-        "eq with list args [\"node:cpu_arch\", \"x86_64\"] refused (400: conditions[0].args."
-        "values must be a list)",
-    "test_inspection_rules.TestBareMetalInspectionRule.test_baremetal_inspection_rule_update":
-        "gt with list args [\"node:memory_mb\", 4096] refused (400: conditions[0].args.values "
-        "must be a list)",
-    "test_inspection_rules.TestBareMetalInspectionRule.test_inspection_rule_patch":
-        "list-form action args are shown back named ({path, value}), not as posted",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
