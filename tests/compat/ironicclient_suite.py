@@ -29,7 +29,7 @@ else:
     from . import sdk_suite
 
 CLIENT_VERSION = "5.6.0"  # the pin of scripts/ensure-ironicclient-suite.sh
-SUITE_SIZE = 65  # tests in ironicclient/tests/functional/osc of that version
+SUITE_SIZE = 108  # tests pytest collects in ironicclient/tests/functional/osc (ddt expands 65)
 ENSURE_VENV = sdk_suite.ROOT / "scripts" / "ensure-ironicclient-suite.sh"
 TOX_ENV = "functional"  # OS_TESTENV_NAME: the CLI is looked for in .tox/<it>/bin
 
@@ -48,7 +48,7 @@ def ensure_venv(state_dir: Path) -> Path:
     return Path(out.stdout.strip())
 
 
-def test_conf(service: sdk_suite.Service) -> str:
+def suite_config(service: sdk_suite.Service) -> str:
     """The suite's config (its base class reads `[functional]`): no Keystone, our API."""
     return ("[functional]\napi_version = 1\nauth_strategy = noauth\n"
             f"ironic_url = {service.url}\n")
@@ -68,7 +68,7 @@ def run_suite(venv: Path, service: sdk_suite.Service, workdir: Path, *,
     if not (cli_dir / "bin").exists():
         (cli_dir / "bin").symlink_to(venv / "bin")
     conf = workdir / "test.conf"
-    conf.write_text(test_conf(service))
+    conf.write_text(suite_config(service))
     ini = workdir / "pytest.ini"  # not the project's pyproject.toml, above the venv
     ini.write_text("[pytest]\n")
     junit = workdir / "junit.xml"
