@@ -102,9 +102,8 @@ class Allocations:
                     values["uuid"] = target["instance_uuid"]
             if not values.get("resource_class"):
                 raise Invalid("The resource_class field is mandatory when not backfilling")
-            values["candidate_nodes"] = [
-                (await _node(conn, ident, "candidate_nodes"))["uuid"]
-                for ident in values.get("candidate_nodes") or []]
+            values["candidate_nodes"] = await _candidates(
+                conn, values.get("candidate_nodes") or [])
         if target is None:
             self.tasks.workers.check_free()
         values.update(state="allocating", node_id=None, last_error=None,
@@ -292,6 +291,21 @@ def check_deallocation(node: Row, allocation: Row) -> None:
                        f"updates are not allowed (and maintenance mode is off)")
     if node["provision_state"] == states.ACTIVE:
         raise Conflict(f"{prefix} the node is active (and maintenance mode is off)")
+
+
+async def _candidates(conn: Any, idents: list[str]) -> list[str]:
+    """The UUIDs of the candidate nodes; a 400 naming the field and, in Ironic's words
+    (which clients match), every one that is missing."""
+    found, missing = [], []
+    for ident in idents:
+        try:
+            found.append(str((await dbapi.get_node(conn, ident))["uuid"]))
+        except NotFound:
+            missing.append(ident)
+    if missing:
+        raise InvalidParameterValue(
+            f"candidate_nodes: Nodes cannot be found: {', '.join(missing)}")
+    return found
 
 
 async def _node(conn: Any, ident: str, field: str) -> Row:
