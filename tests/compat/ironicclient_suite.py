@@ -18,7 +18,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -77,28 +76,13 @@ def run_suite(venv: Path, service: sdk_suite.Service, workdir: Path, *,
         (cli_dir / "bin").symlink_to(venv / "bin")
     conf = workdir / "test.conf"
     conf.write_text(suite_config(service))
-    ini = workdir / "pytest.ini"  # not the project's pyproject.toml, above the venv
-    ini.write_text("[pytest]\n")
-    junit = workdir / "junit.xml"
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OS_", "IRONIC", "OPENSTACK", "PYTHON"))}
     env.update({
         "IRONICCLIENT_TEST_CONFIG": str(conf), "OS_TESTENV_NAME": TOX_ENV,
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
     })
-    started = time.monotonic()
-    with open(workdir / "pytest.log", "wb") as out:
-        subprocess.run(
-            [str(py), "-m", "pytest", str(tests), "-c", str(ini), "--rootdir", str(workdir),
-             "-p", "no:cacheprovider", "-q", "-rN", f"--junitxml={junit}",
-             "-o", "junit_family=xunit1"],
-            cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, timeout=deadline)
-    seconds = time.monotonic() - started
-    if not junit.exists():
-        raise RuntimeError(f"the suite wrote no results:\n"
-                           f"{(workdir / 'pytest.log').read_text()[-3000:]}")
-    return sdk_suite.SuiteRun(sdk_suite.parse_junit(junit), seconds, workdir)
+    return sdk_suite.run_pytest(py, tests, workdir, env, deadline)
 
 
 def problems(run: sdk_suite.SuiteRun, known: Mapping[str, str] = KNOWN_FAILURES) -> list[str]:

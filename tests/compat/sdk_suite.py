@@ -163,9 +163,6 @@ def run_suite(venv: Path, service: Service, workdir: Path, *, test_timeout: int 
     tests = Path(found.stdout.strip()).parent / "tests" / "functional" / "baremetal"
     clouds = workdir / "clouds.yaml"
     clouds.write_text(clouds_yaml(service))
-    ini = workdir / "pytest.ini"  # not the project's pyproject.toml, above the venv
-    ini.write_text("[pytest]\n")
-    junit = workdir / "junit.xml"
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OS_", "OPENSTACKSDK_", "PYTHON"))}
     env.update({
@@ -175,13 +172,23 @@ def run_suite(venv: Path, service: Service, workdir: Path, *, test_timeout: int 
         "OPENSTACKSDK_FUNC_TEST_TIMEOUT": str(wait_timeout),  # waits inside a test
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
     })
+    return run_pytest(py, tests, workdir, env, deadline)
+
+
+def run_pytest(py: Path, tests: Path, workdir: Path, env: Mapping[str, str],
+               deadline: float) -> SuiteRun:
+    """Run a shipped suite with its venv's pytest (`py`) from `workdir`, where its junit XML
+    and output stay; the outcome of each test."""
+    ini = workdir / "pytest.ini"  # not the project's pyproject.toml, above the venv
+    ini.write_text("[pytest]\n")
+    junit = workdir / "junit.xml"
     started = time.monotonic()
     with open(workdir / "pytest.log", "wb") as out:
         subprocess.run(
             [str(py), "-m", "pytest", str(tests), "-c", str(ini), "--rootdir", str(workdir),
              "-p", "no:cacheprovider", "-q", "-rN", f"--junitxml={junit}",
              "-o", "junit_family=xunit1"],
-            cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT,
+            cwd=workdir, env=dict(env), stdout=out, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, timeout=deadline)
     seconds = time.monotonic() - started
     if not junit.exists():
