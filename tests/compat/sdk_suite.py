@@ -41,21 +41,7 @@ FAKE_HARDWARE = "node create: driver 'fake-hardware' refused (400)"
 # Tests of the suite that fail today (module.Class.test) -> why: the first failure seen, and
 # ("then") the one seen behind it with `fake-hardware` accepted; more may hide behind those.
 # A test listed here that passes makes the project's test fail: remove it. The list only shrinks.
-KNOWN_FAILURES: dict[str, str] = {
-    # test_inspection_rules: /v1/inspection_rules works (forwarded to discoverd); these wait for
-    # the engine's validation to take Ironic's list-form args as the suite sends them
-    "test_inspection_rules.TestBareMetalInspectionRule.test_baremetal_inspection_rule_create_get_delete":
-        "eq with list args [\"node:memory_mb\", 4096] refused (400: conditions[0].args.values "
-        "must be a list)",
-    "test_inspection_rules.TestBareMetalInspectionRule.test_baremetal_inspection_rule_list_update_delete":
-        "eq with list args [\"node:cpu_arch\", \"x86_64\"] refused (400: conditions[0].args."
-        "values must be a list)",
-    "test_inspection_rules.TestBareMetalInspectionRule.test_baremetal_inspection_rule_update":
-        "gt with list args [\"node:memory_mb\", 4096] refused (400: conditions[0].args.values "
-        "must be a list)",
-    "test_inspection_rules.TestBareMetalInspectionRule.test_inspection_rule_patch":
-        "list-form action args are shown back named ({path, value}), not as posted",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -177,9 +163,6 @@ def run_suite(venv: Path, service: Service, workdir: Path, *, test_timeout: int 
     tests = Path(found.stdout.strip()).parent / "tests" / "functional" / "baremetal"
     clouds = workdir / "clouds.yaml"
     clouds.write_text(clouds_yaml(service))
-    ini = workdir / "pytest.ini"  # not the project's pyproject.toml, above the venv
-    ini.write_text("[pytest]\n")
-    junit = workdir / "junit.xml"
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OS_", "OPENSTACKSDK_", "PYTHON"))}
     env.update({
@@ -189,13 +172,23 @@ def run_suite(venv: Path, service: Service, workdir: Path, *, test_timeout: int 
         "OPENSTACKSDK_FUNC_TEST_TIMEOUT": str(wait_timeout),  # waits inside a test
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
     })
+    return run_pytest(py, tests, workdir, env, deadline)
+
+
+def run_pytest(py: Path, tests: Path, workdir: Path, env: Mapping[str, str],
+               deadline: float) -> SuiteRun:
+    """Run a shipped suite with its venv's pytest (`py`) from `workdir`, where its junit XML
+    and output stay; the outcome of each test."""
+    ini = workdir / "pytest.ini"  # not the project's pyproject.toml, above the venv
+    ini.write_text("[pytest]\n")
+    junit = workdir / "junit.xml"
     started = time.monotonic()
     with open(workdir / "pytest.log", "wb") as out:
         subprocess.run(
             [str(py), "-m", "pytest", str(tests), "-c", str(ini), "--rootdir", str(workdir),
              "-p", "no:cacheprovider", "-q", "-rN", f"--junitxml={junit}",
              "-o", "junit_family=xunit1"],
-            cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT,
+            cwd=workdir, env=dict(env), stdout=out, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, timeout=deadline)
     seconds = time.monotonic() - started
     if not junit.exists():

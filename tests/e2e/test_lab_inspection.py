@@ -16,6 +16,14 @@ virtual BMCs driving QEMU (TCG), the real discovery ramdisk. Five VMs:
   no per-VM way to fail: its collectors survive any VM hardware, and the kernel command
   line is the same for every node.)
 
+Before the inspection, three inspection rules are created through the bare-metal API with
+python-ironicclient's `baremetal inspection rule create`, as an operator would; their conditions
+read the VMs' real hardware (CPU architecture, memory from SMBIOS) and the LLDP the lab's switch
+sends on each tap (lab/lldp.py, parsed by the lab's `parse-lldp` hook). After it, the nodes, the
+introspection data's rule traces and the nodes' history show which matched on which VM: one on
+every VM (resource class, trait, capability), one on the VMs with more than 300 MiB only, and a
+negative control naming a switch port no VM is on, on none.
+
 Every wait is bounded; on a failure the VMs' serial logs, discoverd's dnsmasq lines and the
 service's log are printed.
 """
@@ -23,9 +31,12 @@ service's log are printed.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,6 +60,13 @@ NORMAL = ("lab-1", "lab-2", "lab-3")
 DENIED = "lab-4"
 FAILING = "lab-5"
 MAX_BODY = 8192
+BAREMETAL = shutil.which("baremetal") or str(Path(sys.executable).parent / "baremetal")
+NIC = "eth0"  # the ramdisk's only NIC, as test_ramdisk_boot.py shows (no udev renaming)
+LLDP_PORT = f"{{plugin_data[parsed_lldp][{NIC}][switch_port_id]}}"
+LLDP_CHASSIS = f"{{plugin_data[parsed_lldp][{NIC}][switch_chassis_id]}}"
+LAB_CLASS, LAB_TRAIT, LAB_CAPABILITY = "lab-tcg", "CUSTOM_LAB_SWITCH", "lab_switch_port"
+BIG_MB, BIG_TRAIT = 300, "CUSTOM_MEMORY_OVER_300"
+WRONG_PORT, WRONG_CLASS, WRONG_TRAIT = "tap99", "lab-wrong-port", "CUSTOM_WRONG_PORT"
 
 
 def _ramdisk_dir() -> Path:
@@ -82,6 +100,56 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
                                       "max_logs_size": "0"}})
     with running(options, log=print) as the_lab:
         yield the_lab
+
+
+def _create_rule(lab: Lab, description: str, priority: int,
+                 conditions: list[dict[str, Any]], actions: list[dict[str, Any]]
+                 ) -> dict[str, Any]:
+    """`baremetal inspection rule create`, unmodified, on the lab's bare-metal API (1.96+)."""
+    proc = subprocess.run(
+        [BAREMETAL, "--os-endpoint", lab.api_url, "--os-auth-type", "none",
+         "inspection", "rule", "create", "--description", description,
+         "--priority", str(priority), "--conditions", json.dumps(conditions),
+         "--actions", json.dumps(actions), "-f", "json"],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, f"baremetal inspection rule create: {proc.stderr}"
+    return dict(json.loads(proc.stdout))
+
+
+def _on_lab_switch(port_condition: dict[str, Any], lab: Lab) -> list[dict[str, Any]]:
+    """Conditions: real x86_64 hardware with lab-sized memory, behind the lab's switch (its
+    chassis is the bridge's MAC) on the port `port_condition` checks."""
+    return [
+        {"op": "eq", "args": {"values": ["{inventory[cpu][architecture]}", "x86_64"]}},
+        {"op": "ge", "args": {"values": ["{inventory[memory][physical_mb]}", 256]}},
+        {"op": "eq", "args": {"values": [LLDP_CHASSIS, lab.network.bridge_mac]}},
+        port_condition,
+    ]
+
+
+@pytest.fixture(scope="module")
+def rules(lab: Lab) -> dict[str, dict[str, Any]]:
+    """The rules, created once, before the inspection (the test that inspects requests them):
+    `lab` on every VM, `big` on the VMs with more than BIG_MB MiB, `wrong` (the negative
+    control: a switch port no VM is on) on none. `wrong` runs last: had it matched, its
+    resource class would replace `lab`'s."""
+    lab_rule = _create_rule(
+        lab, "lab VMs behind the lab switch", 50,
+        _on_lab_switch({"op": "matches", "args": {"value": LLDP_PORT, "regex": "tap[0-9]+"}},
+                       lab),
+        [{"op": "set-attribute", "args": {"path": "/resource_class", "value": LAB_CLASS}},
+         {"op": "add-trait", "args": {"name": LAB_TRAIT}},
+         {"op": "set-capability", "args": {"name": LAB_CAPABILITY, "value": LLDP_PORT}}])
+    big = _create_rule(
+        lab, "lab VMs over 300 MiB", 40,
+        [{"op": "gt", "args": {"values": ["{inventory[memory][physical_mb]}", BIG_MB]}}],
+        [{"op": "add-trait", "args": {"name": BIG_TRAIT}}])
+    wrong = _create_rule(
+        lab, "another switch port", 30,
+        _on_lab_switch({"op": "eq", "args": {"values": [LLDP_PORT, WRONG_PORT]}}, lab),
+        [{"op": "set-attribute", "args": {"path": "/resource_class", "value": WRONG_CLASS}},
+         {"op": "add-trait", "args": {"name": WRONG_TRAIT}}])
+    return {"lab": lab_rule, "big": big, "wrong": wrong}
 
 
 @pytest.fixture
@@ -126,6 +194,7 @@ def _powered_off(doc: dict[str, Any]) -> bool:
     return doc["power_state"] == "power off" and not doc.get("target_power_state")
 
 
+@pytest.mark.usefixtures("rules")  # created before the inspection, which applies them
 def test_three_vms_inspected_at_once(lab: Lab, client: ApiClient) -> None:
     with diagnosed(lab, NORMAL):
         for name in NORMAL:  # so that pxe_enabled=true can only come from the inspection
@@ -191,6 +260,59 @@ def test_each_vm_port_got_its_switch_port_from_lldp(lab: Lab, client: ApiClient)
             stored = _get(client, f"/v1/nodes/{name}/inventory")["plugin_data"]
             nic = next(n for n, i in stored["all_interfaces"].items() if i["mac"] == spec.mac)
             assert stored["parsed_lldp"][nic]["switch_port_id"] == spec.tap, name
+
+
+def _traces(lab: Lab, node_uuid: str) -> dict[str, dict[str, Any]]:
+    """The rule traces in discoverd's introspection data, by rule UUID."""
+    with ApiClient(lab.discoverd_url) as discoverd:
+        data = discoverd.get(f"/v1/introspection/{node_uuid}/data")
+    return {trace["uuid"]: trace for trace in data["rules"]}
+
+
+def test_rules_set_resource_class_trait_and_capability_from_hardware_and_lldp(
+        lab: Lab, client: ApiClient, rules: dict[str, dict[str, Any]]) -> None:
+    with diagnosed(lab, NORMAL):
+        for name in NORMAL:
+            spec = lab.vm(name).spec
+            node = _get(client, f"/v1/nodes/{name}")
+            assert node["resource_class"] == LAB_CLASS, (name, node["resource_class"])
+            traits = set(_get(client, f"/v1/nodes/{name}/traits")["traits"])
+            big = spec.memory_mb > BIG_MB
+            assert traits == {LAB_TRAIT} | ({BIG_TRAIT} if big else set()), (name, traits)
+            capabilities = node["properties"]["capabilities"].split(",")
+            assert f"{LAB_CAPABILITY}:{spec.tap}" in capabilities, (name, capabilities)
+
+            trace = _traces(lab, node["uuid"])[rules["lab"]["uuid"]]
+            assert trace["matched"] is True and trace["failure"] is None, (name, trace)
+            assert [c["args"]["values"] for c in trace["conditions"][:3]] == [
+                ["x86_64", "x86_64"], [spec.memory_mb, 256],
+                [lab.network.bridge_mac, lab.network.bridge_mac]], (name, trace)
+            assert trace["conditions"][3]["args"]["value"] == spec.tap, (name, trace)
+            assert [a["op"] for a in trace["actions"] if a["changes"]] == [
+                "set-attribute", "add-trait", "set-capability"], (name, trace)
+            assert trace["warnings"] == [], (name, trace)
+            assert _traces(lab, node["uuid"])[rules["big"]["uuid"]]["matched"] is big, name
+
+            history = [e["event"] for e in _get(client, f"/v1/nodes/{name}/history")["history"]]
+            matched = [e for e in history if e.startswith("Inspection rules matched")]
+            assert len(matched) == 1 and rules["lab"]["uuid"] in matched[0], (name, history)
+            assert LAB_TRAIT in matched[0] and WRONG_TRAIT not in matched[0], (name, matched)
+
+
+def test_rule_for_another_switch_port_matches_no_vm(
+        lab: Lab, client: ApiClient, rules: dict[str, dict[str, Any]]) -> None:
+    """The negative control: the same hardware and chassis, a port no VM is on."""
+    with diagnosed(lab, NORMAL):
+        for name in NORMAL:
+            node = _get(client, f"/v1/nodes/{name}")
+            traits = _get(client, f"/v1/nodes/{name}/traits")["traits"]
+            assert WRONG_TRAIT not in traits and node["resource_class"] != WRONG_CLASS, name
+            trace = _traces(lab, node["uuid"])[rules["wrong"]["uuid"]]
+            assert trace["matched"] is False and trace["actions"] == [], (name, trace)
+            results = [c["result"] for c in trace["conditions"]]
+            assert results == [True, True, True, False], (name, trace)  # only the port differs
+            assert trace["conditions"][3]["args"]["values"] == [
+                lab.vm(name).spec.tap, WRONG_PORT], (name, trace)
 
 
 def test_denied_mac_gets_no_lease(lab: Lab, client: ApiClient) -> None:

@@ -165,6 +165,40 @@ async def test_a_path_no_stored_inventory_has_is_a_warning(bm: httpx.AsyncClient
     assert len(typo["warnings"]) == 1 and "memory.physical_gb" in typo["warnings"][0]
 
 
+async def test_positional_args_are_accepted_and_shown_as_posted(di: httpx.AsyncClient) -> None:
+    posted = {"conditions": [{"op": "is-true", "args": ["{plugin_data[auto_discovered]}"]}],
+              "actions": [{"op": "set-attribute", "args": ["/driver", "idrac"]}]}
+    doc = await create(di, posted)
+    assert (doc["conditions"], doc["actions"]) == (posted["conditions"], posted["actions"])
+    assert "warnings" not in doc
+    assert (await di.get(f"{RULES}/{doc['uuid']}")).json() == doc
+
+
+async def test_a_comparison_mapped_from_a_list_is_created_with_a_warning(
+        di: httpx.AsyncClient) -> None:
+    doc = await create(di, {**TRAIT_RULE, "conditions": [
+        {"op": "eq", "args": ["node:memory_mb", 4096], "multiple": "all"}]})
+    assert doc["conditions"] == [{"op": "eq", "args": ["node:memory_mb", 4096]}]
+    [warning] = doc["warnings"]
+    assert warning.startswith("conditions[0].args:") and "not a list" in warning
+
+
+async def test_patch_edits_and_shows_the_posted_form(di: httpx.AsyncClient) -> None:
+    doc = await create(di, {"actions": [{"op": "set-attribute",
+                                         "args": ["/properties/capabilities", "boot_mode:uefi"]}]})
+    updated = [{"op": "set-attribute", "args": ["/driver", "fake"]}]
+    resp = await di.patch(f"{RULES}/{doc['uuid']}", json=[
+        {"path": "/actions", "op": "add", "value": updated},
+        {"path": "/actions/0/args/1", "op": "replace", "value": "fake-hardware"}])
+    assert resp.status_code == 200, resp.text
+    expected = [{"op": "set-attribute", "args": ["/driver", "fake-hardware"]}]
+    assert resp.json()["actions"] == expected
+    assert (await di.get(f"{RULES}/{doc['uuid']}")).json()["actions"] == expected
+    too_many = await di.patch(f"{RULES}/{doc['uuid']}", json=[
+        {"path": "/actions/0/args/-", "op": "add", "value": "extra"}])
+    assert too_many.status_code == 400 and "set-attribute" in error_message(too_many)
+
+
 # --- the inspector's dialect --------------------------------------------------------------
 
 INSPECTOR_RULE = {"description": "inspector rule",

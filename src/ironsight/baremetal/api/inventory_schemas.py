@@ -33,8 +33,9 @@ Interface = Literal["vendor", "power", "management", "firmware", "deploy", "bios
 
 def check_trait(value: str) -> str:
     if not isinstance(value, str) or not TRAIT_RE.match(value) or len(value) > 255:
-        raise ValueError(f"{value!r} is not a valid trait: CUSTOM_ followed by upper-case "
-                         "letters, digits or _, or a standard trait")
+        # jsonschema's words, as Ironic's schema error says them: clients match "does not match"
+        raise ValueError(f"{value!r} does not match '{TRAIT_RE.pattern}': a trait is CUSTOM_ "
+                         "followed by upper-case letters, digits or _, or a standard trait")
     return value
 
 

@@ -6,7 +6,14 @@ import copy
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+)
 
 from ironsight.baremetal import fields
 from ironsight.common.exceptions import Invalid
@@ -37,9 +44,11 @@ def _check_name(value: str | None) -> str | None:
     return value
 
 
-def _check_uuid(value: str | None) -> str | None:
+def _check_uuid(_cls: Any, value: str | None, info: ValidationInfo) -> str | None:
+    """A UUID field (a validator), refused in Ironic's words (its args.uuid), which clients
+    match."""
     if value is not None and not is_uuid_like(value):
-        raise ValueError(f"Expected a UUID but received {value}.")
+        raise ValueError(f"Expected UUID for {info.field_name}: {value}")
     return value.lower() if value else value
 
 
@@ -90,7 +99,7 @@ class NodeFields(_Strict):
     vendor_interface: str | None = None
 
     _name = field_validator("name")(classmethod(lambda cls, v: _check_name(v)))
-    _iuuid = field_validator("instance_uuid")(classmethod(lambda cls, v: _check_uuid(v)))
+    _iuuid = field_validator("instance_uuid")(classmethod(_check_uuid))
 
     @field_validator("conductor_group", mode="before")
     @classmethod
@@ -130,7 +139,7 @@ class NodePatched(NodeFields):
 class NodeCreate(NodeFields):
     uuid: str | None = None
 
-    _uuid = field_validator("uuid")(classmethod(lambda cls, v: _check_uuid(v)))
+    _uuid = field_validator("uuid")(classmethod(_check_uuid))
 
 
 class PortFields(_Strict):
@@ -167,7 +176,7 @@ class PortFields(_Strict):
 class PortCreate(PortFields):
     uuid: str | None = None
 
-    _uuid = field_validator("uuid")(classmethod(lambda cls, v: _check_uuid(v)))
+    _uuid = field_validator("uuid")(classmethod(_check_uuid))
 
 
 class PowerTarget(_Strict):
@@ -204,6 +213,14 @@ def _split(path: Any) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
+def _patch_error(op: dict[str, Any], reason: str) -> Invalid:
+    """Ironic's PatchError, with jsonpatch's reason: clients match the words ("Reason: can't
+    remove a non-existent object"). The operation is shown without its value, which may be a
+    secret (Ironic shows it whole)."""
+    shown = {k: op[k] for k in ("op", "path") if k in op}
+    return Invalid(f"Couldn't apply patch '{shown}'. Reason: {reason}")
+
+
 def apply_patch(doc: JsonDict, ops: Any, patchable: set[str]) -> JsonDict:
     """Apply `ops` to a copy of `doc`; only top-level keys in `patchable` may change."""
     if not isinstance(ops, list) or not ops:
@@ -233,14 +250,13 @@ def apply_patch(doc: JsonDict, ops: Any, patchable: set[str]) -> JsonDict:
             raise Invalid(f"Can't {kind} '{op['path']}': its parent is not an object")
         if kind == "remove":
             if last not in parent:
-                raise Invalid(f"Couldn't apply patch: can't remove a non-existent object "
-                              f"'{last}'")  # Ironic's (jsonpatch's) words, clients match them
+                raise _patch_error(op, f"can't remove a non-existent object '{last}'")
             if len(parts) == 1:
                 parent[last] = None
             else:
                 del parent[last]
         elif kind == "replace" and last not in parent:
-            raise Invalid(f"Can't replace non-existent object '{last}'")
+            raise _patch_error(op, f"can't replace a non-existent object '{last}'")
         else:
             parent[last] = op["value"]
     return result

@@ -7,6 +7,12 @@ allocation, of its resource class, with all its traits, among its candidates) ar
 random order (one named as the allocation first), each claimed by one conditional write, so
 that concurrent allocations never share a node; one that finds none ends `error` with Ironic's
 `last_error`. Backfilling (an allocation for a node deployed without one) is done at once.
+
+An allocation records the replica processing it; one left `allocating` by a replica that died
+(kill -9, a lost host) is taken over by a live replica's dead-conductor check and processed
+again from the start, as Ironic's conductors take over the allocations of an offline one. The
+writes that end processing are fenced by that record, so a replica that was only stalled
+changes nothing once it has been taken over.
 """
 
 from __future__ import annotations
@@ -96,22 +102,45 @@ class Allocations:
                     values["uuid"] = target["instance_uuid"]
             if not values.get("resource_class"):
                 raise Invalid("The resource_class field is mandatory when not backfilling")
-            values["candidate_nodes"] = [
-                (await _node(conn, ident, "candidate_nodes"))["uuid"]
-                for ident in values.get("candidate_nodes") or []]
+            values["candidate_nodes"] = await _candidates(
+                conn, values.get("candidate_nodes") or [])
         if target is None:
             self.tasks.workers.check_free()
-        values.update(state="allocating", node_id=None, last_error=None)
+        values.update(state="allocating", node_id=None, last_error=None,
+                      conductor=self.tasks.owner)
         async with self.db.begin() as conn:
             row = await inv.create(conn, ALLOCATIONS, values)
             row = await inv.get(conn, ALLOCATIONS, row["uuid"])
         if target is not None:
             await self._backfill(row, target)
             return await self.get(row["uuid"])
+        self._spawn(row)
+        return row
+
+    def _spawn(self, row: Row) -> None:
         self.tasks.workers.spawn(lambda: self.process(row), f"allocation {row['uuid']}",
                                  on_crash=lambda exc: self._fail(
                                      row, f"Unexpected exception during allocation: {exc}"))
-        return row
+
+    async def take_over_orphans(self, live: Any) -> int:
+        """Process again the allocations left `allocating` by replicas not among `live` (a
+        select of the registered replicas' names): each taken over by one conditional write,
+        so that two live replicas never both take one. Only as many as there are free
+        workers: the rest wait for the next pass. Returns how many were taken over."""
+        async with self.db.read() as conn:
+            found = await dballoc.orphans(conn, live)
+        taken = 0
+        for row in found:
+            if self.tasks.workers.busy >= self.tasks.workers.size:
+                break
+            async with self.db.begin() as conn:
+                if not await dballoc.take_over(conn, row, self.tasks.owner):
+                    continue  # another replica took it, or it ended meanwhile
+            LOG.warning("Allocation %s: its conductor %s is gone; taking it over",
+                        row["uuid"], row["conductor"])
+            self._spawn({**row, "conductor": self.tasks.owner})
+            taken += 1
+        return taken
 
     async def process(self, allocation: Row) -> None:
         """Find and claim a node (Ironic's do_allocate); on failure, the allocation ends
@@ -169,10 +198,11 @@ class Allocations:
 
     async def _claim(self, allocation: Row, node: Row) -> bool | None:
         """True: the node is the allocation's. False: the allocation was deleted (or is no
-        longer being processed). None: the node was lost."""
+        longer being processed here: taken over). None: the node was lost."""
         try:
             async with self.db.begin() as conn:
-                if not await dballoc.start(conn, allocation["id"], node["id"]):
+                if not await dballoc.start(conn, allocation["id"], node["id"],
+                                           self.tasks.owner):
                     return False
                 if not await dballoc.claim_node(conn, node, allocation):
                     raise _Lost()
@@ -185,7 +215,10 @@ class Allocations:
 
     async def _fail(self, allocation: Row, error: str) -> None:
         async with self.db.begin() as conn:
-            await dballoc.fail(conn, allocation["id"], error)
+            if not await dballoc.fail(conn, allocation["id"], error, self.tasks.owner):
+                LOG.warning("Allocation %s was no longer processed here (deleted, or taken "
+                            "over by another conductor): not failed with: %s",
+                            allocation["uuid"], error)
 
     async def _backfill(self, allocation: Row, node: Row) -> None:
         """Ironic's backfilling: an active node takes the allocation if it matches it."""
@@ -258,6 +291,21 @@ def check_deallocation(node: Row, allocation: Row) -> None:
                        f"updates are not allowed (and maintenance mode is off)")
     if node["provision_state"] == states.ACTIVE:
         raise Conflict(f"{prefix} the node is active (and maintenance mode is off)")
+
+
+async def _candidates(conn: Any, idents: list[str]) -> list[str]:
+    """The UUIDs of the candidate nodes; a 400 naming the field and, in Ironic's words
+    (which clients match), every one that is missing."""
+    found, missing = [], []
+    for ident in idents:
+        try:
+            found.append(str((await dbapi.get_node(conn, ident))["uuid"]))
+        except NotFound:
+            missing.append(ident)
+    if missing:
+        raise InvalidParameterValue(
+            f"candidate_nodes: Nodes cannot be found: {', '.join(missing)}")
+    return found
 
 
 async def _node(conn: Any, ident: str, field: str) -> Row:

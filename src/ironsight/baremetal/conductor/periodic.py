@@ -98,7 +98,8 @@ class PeriodicTasks:
 
     async def recover_dead_conductors(self) -> int:
         """Release locks held by conductors that stopped heartbeating or whose process is gone
-        (same host), and fail the actions they left half-done. Returns nodes recovered."""
+        (same host), fail the actions they left half-done, and take over the allocations they
+        were processing. Returns nodes recovered."""
         deadline = dbapi.utcnow() - dt.timedelta(seconds=self.c.conf.conductor.heartbeat_timeout)
         host = socket.gethostname()
         async with self.c.db.begin() as conn:
@@ -125,6 +126,7 @@ class PeriodicTasks:
             )).mappings().all()
             for orphan in orphaned:
                 await self._recover_node(conn, dict(orphan))
+        await self.c.records.allocations.take_over_orphans(select(conductors.c.name))
         return len(orphaned)
 
     async def _recover_node(self, conn: Any, row: dict[str, Any]) -> None:

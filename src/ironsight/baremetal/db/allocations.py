@@ -38,13 +38,43 @@ async def free_nodes(conn: Conn, *, resource_class: str | None, uuids: list[str]
     return [dict(r) for r in (await conn.execute(query.order_by(nodes.c.id))).mappings()]
 
 
-async def start(conn: Conn, allocation_id: int, node_id: int) -> bool:
-    """The allocation, still being processed, becomes active on `node_id` (first write of a
-    claim: on PostgreSQL it locks the allocation's row, so a deletion waits for the claim)."""
+def _processed_by(allocation_id: int, conductor: str) -> tuple[Any, ...]:
+    """An allocation still being processed by `conductor`: the fence of its writes, so that
+    a replica declared dead (it stalled) and taken over changes nothing when it wakes."""
+    return (allocations.c.id == allocation_id, allocations.c.state == "allocating",
+            allocations.c.conductor == conductor)
+
+
+async def start(conn: Conn, allocation_id: int, node_id: int, conductor: str) -> bool:
+    """The allocation, still being processed by `conductor`, becomes active on `node_id`
+    (first write of a claim: on PostgreSQL it locks the allocation's row, so a deletion
+    waits for the claim)."""
+    result = await conn.execute(
+        update(allocations).where(*_processed_by(allocation_id, conductor))
+        .values(state="active", node_id=node_id, last_error=None, updated_at=utcnow()))
+    return bool(result.rowcount)
+
+
+async def orphans(conn: Conn, live: Any) -> list[Row]:
+    """Allocations left `allocating` by a replica that is not among `live` (a select of
+    the registered replicas' names), or by none (stored before replicas were recorded)."""
+    query = select(allocations).where(
+        allocations.c.state == "allocating",
+        or_(allocations.c.conductor.is_(None), allocations.c.conductor.not_in(live)))
+    return [dict(r) for r in (await conn.execute(query.order_by(allocations.c.id))).mappings()]
+
+
+async def take_over(conn: Conn, allocation: Row, conductor: str) -> bool:
+    """`conductor` becomes the allocation's processor, if it is still `allocating` under
+    the dead one it was read with (Ironic's take_over_allocation): of two replicas taking
+    it over, one wins."""
+    old = allocation["conductor"]
     result = await conn.execute(
         update(allocations)
-        .where(allocations.c.id == allocation_id, allocations.c.state == "allocating")
-        .values(state="active", node_id=node_id, last_error=None, updated_at=utcnow()))
+        .where(allocations.c.id == allocation["id"], allocations.c.state == "allocating",
+               allocations.c.conductor.is_(None) if old is None
+               else allocations.c.conductor == old)
+        .values(conductor=conductor, updated_at=utcnow()))
     return bool(result.rowcount)
 
 
@@ -79,10 +109,12 @@ async def backfill(conn: Conn, node_id: int, allocation: Row) -> bool:
     return bool(result.rowcount)
 
 
-async def fail(conn: Conn, allocation_id: int, error: str) -> None:
-    await conn.execute(update(allocations).where(allocations.c.id == allocation_id)
-                       .values(state="error", node_id=None, last_error=error,
-                               updated_at=utcnow()))
+async def fail(conn: Conn, allocation_id: int, error: str, conductor: str) -> bool:
+    """The allocation, still being processed by `conductor`, ends `error`; whether it did."""
+    result = await conn.execute(
+        update(allocations).where(*_processed_by(allocation_id, conductor))
+        .values(state="error", node_id=None, last_error=error, updated_at=utcnow()))
+    return bool(result.rowcount)
 
 
 async def delete_unclaimed(conn: Conn, allocation_id: int) -> bool:

@@ -250,5 +250,8 @@ allocations = Table(
     Column("candidate_nodes", JSON, nullable=False, default=list),
     Column("owner", String(255), nullable=True),
     Column("extra", JSON, nullable=False, default=dict),
+    # the replica (`host:pid`) processing an `allocating` allocation: a live one takes over
+    # those of a dead one (Ironic's conductor_affinity); never shown by the API
+    Column("conductor", String(255), nullable=True),
     *_stamps(),
 )

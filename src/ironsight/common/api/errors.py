@@ -64,6 +64,11 @@ def error_message(body: bytes, fallback: str) -> str:
     return text or fallback
 
 
+# pydantic's error types -> what jsonschema says of the same problem
+_JSONSCHEMA_WORDS = {"string_too_long": "is too long", "too_long": "is too long",
+                     "string_too_short": "is too short", "too_short": "is too short"}
+
+
 def format_validation_error(exc: Any) -> str:
     """One line per problem, each naming the field (a pydantic ValidationError)."""
     parts = []
@@ -72,5 +77,9 @@ def format_validation_error(exc: Any) -> str:
         msg = err.get("msg", "invalid")
         if err.get("type") == "extra_forbidden":
             msg = "unknown field"
+        elif err.get("type") in _JSONSCHEMA_WORDS:
+            # jsonschema's words first, as Ironic's schema errors say them (clients match
+            # them); the value itself is not shown (it may be long, or a secret)
+            msg = f"the value {_JSONSCHEMA_WORDS[err['type']]} ({msg})"
         parts.append(f"Invalid input for field '{loc}': {msg}")
     return "; ".join(parts)

@@ -4,7 +4,9 @@ rules run; the bare-metal API forwards its own `/v1/inspection_rules` here. Plus
 
 Shapes, defaults and codes are Ironic's (docs/rules.md lists the differences): built-in rules
 (`[inspection_rules] built_in_rules`) appear read-only with `built_in: true`; a rule reading an
-inventory path that no stored inventory has is created with a `warnings` list.
+inventory path that no stored inventory has, or a comparison whose positional args cannot
+hold, is created with a `warnings` list. Rules are shown with their conditions and actions
+as posted; a PATCH edits that shown form.
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ from ironsight.discoverd.rule_store import page, recent_inventories
 from ironsight.discoverd.rules import jsonpatch
 from ironsight.discoverd.rules.model import Facts, Rule
 from ironsight.discoverd.rules.references import missing_paths
-from ironsight.discoverd.rules.validate import parse_inspector, parse_ironic, to_ironic
+from ironsight.discoverd.rules.validate import (
+    parse_inspector,
+    parse_ironic,
+    positional_warnings,
+    to_ironic,
+)
 
 FIELDS = ("uuid", "description", "priority", "sensitive", "phase", "conditions", "actions",
           "created_at", "updated_at", "built_in", "links")
@@ -126,7 +133,8 @@ async def list_rules(ctx: Ctx) -> Any:
 
 
 async def _warnings(ctx: Ctx, rule: Rule) -> list[str]:
-    return missing_paths(rule, await recent_inventories(ctx.deps.cache.db))
+    return [*positional_warnings(rule),
+            *missing_paths(rule, await recent_inventories(ctx.deps.cache.db))]
 
 
 @endpoint
@@ -248,7 +256,8 @@ async def dry_run(ctx: Ctx) -> Any:
         "conditions": [c.to_dict() for c in trace.conditions] if trace else [],
         "actions": [a.to_dict() for a in trace.actions] if trace else [],
         "failure": outcome.failure,
-        "warnings": [*(trace.warnings if trace else []), *missing_paths(rule, [inventory])]}
+        "warnings": [*(trace.warnings if trace else []), *positional_warnings(rule),
+                     *missing_paths(rule, [inventory])]}
 
 
 routes = [

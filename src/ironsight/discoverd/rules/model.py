@@ -63,10 +63,13 @@ class Action:
 @dataclass(frozen=True)
 class Rule:
     """A rule in either dialect. `scope` (inspector dialect only): the rule applies only to
-    nodes whose `properties.inspection_scope` equals it. `source`: for inspector-dialect rules,
-    the body as posted, with the inspector's defaults filled in, so that `GET /v1/rules/{uuid}`
-    shows it back as it was created (None for Ironic-dialect rules). `created_at`/`updated_at`
-    are set by storage (None before)."""
+    nodes whose `properties.inspection_scope` equals it. `source`: what the rule's API shows
+    back as it was created: for inspector-dialect rules, the body as posted with the
+    inspector's defaults filled in; for Ironic-dialect rules, `{"conditions", "actions"}` as
+    posted (a positional `args` list stays a list, as Ironic stores the JSON as given), while
+    `conditions`/`actions` here hold the named form the engine reads (None: rules stored
+    before it was kept, shown in the named form). `created_at`/`updated_at` are set by
+    storage (None before)."""
 
     uuid: str
     description: str | None = None

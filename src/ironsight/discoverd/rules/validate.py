@@ -8,10 +8,15 @@ rules) and checks each op's arguments as upstream does (missing or unexpected �
 also refuses, when the rule is created, node and port paths the bare-metal API would refuse
 at run time. The inspector dialect follows ironic-inspector's `/v1/rules` and is converted
 into the same model (docs/rules.md, "The inspector dialect").
+
+Both dialects keep the conditions and actions as posted in `Rule.source`, because both APIs
+show a rule back as it was created (Ironic stores the JSON as given: a positional `args` list
+stays a list), while the engine reads the named form of `Rule.conditions`/`Rule.actions`.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import ipaddress
 import re
@@ -35,6 +40,8 @@ _IRONIC_FIELDS = ("uuid", "description", "priority", "sensitive", "phase", "cond
                   "actions")
 _CONDITION_FIELDS = ("op", "args", "loop", "multiple")
 _ACTION_FIELDS = ("op", "args", "loop")
+#: The comparison operators: `(values, force_strings=False)`.
+_COMPARISONS = ("eq", "ne", "lt", "gt", "le", "ge")
 
 
 class InvalidRule(Invalid):
@@ -119,8 +126,15 @@ def _literal(value: Any) -> bool:
     return not (isinstance(value, str) and "{" in value)
 
 
-def _check_condition_args(op: str, args: dict[str, Any], where: str) -> None:
-    if op in ("eq", "ne", "lt", "gt", "le", "ge"):
+def _check_condition_args(op: str, args: dict[str, Any], where: str, *,
+                          positional: bool = False) -> None:
+    """The checks of named arguments beyond their names. A positional list for a comparison
+    is checked for its length only, as upstream: Ironic maps `["{inventory[x]}", 4096]` onto
+    values="{inventory[x]}", force_strings=4096 and accepts it (the condition then fails
+    when evaluated, as upstream's does; `positional_warnings` says so at creation)."""
+    if op in _COMPARISONS:
+        if positional:
+            return
         if not isinstance(args["values"], list) and _literal(args["values"]):
             raise InvalidRule(f"{where}.args.values",
                               f"must be a list, not {_type_name(args['values'])}")
@@ -167,7 +181,7 @@ def _condition(item: Any, where: str) -> Condition:
         raise InvalidRule(f"{where}.op", f"unknown condition operator {op!r} (known: "
                           f"{', '.join(conditions.OPERATORS)}, each optionally with '!')")
     args = _named_args(op, item["args"], spec.required, spec.optional, where)
-    _check_condition_args(op, args, where)
+    _check_condition_args(op, args, where, positional=isinstance(item["args"], list))
     multiple = item.get("multiple", "any")
     if multiple not in MULTIPLE_VALUES:
         raise InvalidRule(f"{where}.multiple",
@@ -233,9 +247,23 @@ def _list(body: Mapping[str, Any], name: str, *, required: bool) -> list[Any]:
     return value
 
 
+def _as_posted(item: Mapping[str, Any], *, condition: bool) -> dict[str, Any]:
+    """A (valid) condition or action as Ironic shows it back: `op` and `args` as posted, plus
+    `loop` (and a condition's `multiple`) only when it loops, as upstream's
+    convert_conditions/convert_actions."""
+    shown: dict[str, Any] = {"op": item["op"], "args": copy.deepcopy(item["args"])}
+    if item.get("loop"):
+        shown["loop"] = copy.deepcopy(item["loop"])
+        if condition:
+            shown["multiple"] = item.get("multiple", "any")
+    return shown
+
+
 def parse_ironic(body: dict[str, Any], *, built_in: bool = False) -> Rule:
     """An Ironic-dialect body (POST /v1/inspection_rules, or a built-in rules file entry;
-    `built_in` lifts the priority range) → a Rule (uuid generated when absent)."""
+    `built_in` lifts the priority range) → a Rule (uuid generated when absent). The
+    conditions and actions as they will be shown back (as posted) are kept in
+    `Rule.source`."""
     if not isinstance(body, dict):
         raise InvalidRule("body", f"must be an object, not {_type_name(body)}")
     _unknown(body, _IRONIC_FIELDS, "")
@@ -255,14 +283,36 @@ def parse_ironic(body: dict[str, Any], *, built_in: bool = False) -> Rule:
     sensitive = body.get("sensitive")
     if sensitive is not None and not isinstance(sensitive, bool):
         raise InvalidRule("sensitive", f"must be a boolean, not {_type_name(sensitive)}")
+    rule_uuid, description = _uuid(body), _description(body)
+    posted_conditions = _list(body, "conditions", required=False)
+    parsed_conditions = tuple(_condition(c, f"conditions[{i}]")
+                              for i, c in enumerate(posted_conditions))
+    posted_actions = _list(body, "actions", required=True)
+    parsed_actions = tuple(_action(a, f"actions[{i}]") for i, a in enumerate(posted_actions))
+    source = {"conditions": [_as_posted(c, condition=True) for c in posted_conditions],
+              "actions": [_as_posted(a, condition=False) for a in posted_actions]}
     return Rule(
-        uuid=_uuid(body), description=_description(body), priority=priority, phase=phase,
-        sensitive=bool(sensitive),
-        conditions=tuple(_condition(c, f"conditions[{i}]")
-                         for i, c in enumerate(_list(body, "conditions", required=False))),
-        actions=tuple(_action(a, f"actions[{i}]")
-                      for i, a in enumerate(_list(body, "actions", required=True))),
-        dialect="ironic", built_in=built_in)
+        uuid=rule_uuid, description=description, priority=priority, phase=phase,
+        sensitive=bool(sensitive), conditions=parsed_conditions, actions=parsed_actions,
+        dialect="ironic", built_in=built_in, source=source)
+
+
+def positional_warnings(rule: Rule) -> list[str]:
+    """Warnings for the comparisons whose `values` is a literal that is not a list, which
+    only a positional `args` list yields (upstream maps `["a", 4096]` onto values="a",
+    force_strings=4096): such a condition fails the inspection when it is evaluated, as in
+    Ironic, so the API accepts the rule (as Ironic does) but says so at creation."""
+    found = []
+    for i, condition in enumerate(rule.conditions):
+        values = condition.args.get("values")
+        if (condition.op in _COMPARISONS and not isinstance(values, list)
+                and _literal(values)):
+            names = ", ".join(f"{k}={v!r}" for k, v in condition.args.items())
+            found.append(f"conditions[{i}].args: a list maps onto {condition.op}'s "
+                         f"(values, force_strings) in order, giving {names}; values is not "
+                         f"a list, so this condition fails the inspection when evaluated "
+                         f"(as in Ironic). Write {{\"values\": [...]}} instead")
+    return found
 
 
 # --- the inspector dialect -----------------------------------------------------------------
@@ -431,17 +481,27 @@ def action_body(action: Action) -> dict[str, Any]:
 def to_ironic(rule: Rule, *, hide_sensitive: bool = True) -> dict[str, Any]:
     """A rule as Ironic's API shows it (without `links`, which the API adds): uuid,
     description, priority, sensitive, phase, conditions, actions, created_at, updated_at
-    (ISO 8601 or None), built_in. Sensitive rules' conditions/actions are None unless
-    `hide_sensitive` is false (for PATCH, which edits the real body)."""
+    (ISO 8601 or None), built_in. Conditions and actions are shown as posted (`Rule.source`;
+    the named form for rules stored without it). Sensitive rules' conditions/actions are
+    None unless `hide_sensitive` is false (for PATCH, which edits the shown body)."""
     hidden = rule.sensitive and hide_sensitive
+    source = rule.source if rule.dialect == "ironic" else None
+    shown_conditions: list[Any] | None = None
+    shown_actions: list[Any] | None = None
+    if source is not None and not hidden:
+        shown_conditions = copy.deepcopy(list(source["conditions"]))
+        shown_actions = copy.deepcopy(list(source["actions"]))
+    elif not hidden:
+        shown_conditions = [condition_body(c) for c in rule.conditions]
+        shown_actions = [action_body(a) for a in rule.actions]
     return {
         "uuid": rule.uuid,
         "description": rule.description,
         "priority": rule.priority,
         "sensitive": rule.sensitive,
         "phase": rule.phase,
-        "conditions": None if hidden else [condition_body(c) for c in rule.conditions],
-        "actions": None if hidden else [action_body(a) for a in rule.actions],
+        "conditions": shown_conditions,
+        "actions": shown_actions,
         "created_at": _time(rule.created_at),
         "updated_at": _time(rule.updated_at),
         "built_in": rule.built_in,
@@ -453,7 +513,7 @@ def to_inspector(rule: Rule) -> dict[str, Any]:
     scope, conditions (with `multiple`, `invert`, `field` defaults), actions. Rules created
     in the inspector dialect are shown as posted (`Rule.source`); others (not listed by the
     inspector API, but a dry run may show them) in the Ironic dialect's terms."""
-    if rule.source is not None:
+    if rule.dialect == "inspector" and rule.source is not None:
         source = dict(rule.source)
         source.update(uuid=rule.uuid, description=rule.description, scope=rule.scope)
         return source

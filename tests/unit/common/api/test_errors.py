@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from pydantic import BaseModel, Field, ValidationError
+
 from ironsight.common.api.errors import (
     MAX_TEXT,
     error_message,
+    format_validation_error,
     inspector_envelope,
     ironic_envelope,
 )
@@ -52,3 +56,25 @@ def test_decoder_shows_plain_text_cut_to_a_readable_length() -> None:
 def test_decoder_falls_back_when_the_body_says_nothing() -> None:
     assert error_message(b"", "Bad Gateway") == "Bad Gateway"
     assert error_message(b'{"error": {}}', "Bad Gateway") == '{"error": {}}'
+
+
+class _Limited(BaseModel):
+    name: str = Field(default="", max_length=4)
+    steps: list[int] = Field(default_factory=lambda: [1], min_length=1)
+
+
+def _refusal(**values: object) -> str:
+    with pytest.raises(ValidationError) as caught:
+        _Limited.model_validate(values)
+    return format_validation_error(caught.value)
+
+
+def test_a_value_too_long_is_refused_in_jsonschemas_words_without_the_value() -> None:
+    text = _refusal(name="s3cr3t-and-long")
+    assert text.startswith("Invalid input for field 'name': the value is too long (")
+    assert "s3cr3t" not in text
+
+
+def test_a_value_too_short_is_refused_in_jsonschemas_words() -> None:
+    assert _refusal(steps=[]).startswith(
+        "Invalid input for field 'steps': the value is too short (")

@@ -65,13 +65,44 @@ async def test_the_lldp_example_fills_both_ports() -> None:
                    "switch_system_name": f"leaf-{i}"}
             for i, name in enumerate(("eth0", "eth1"))}
     the_facts = facts(plugin_data={"parsed_lldp": lldp})
-    outcome = await engine.apply_rules(rules_containing("parsed_lldp"), the_facts,
+    outcome = await engine.apply_rules(rules_containing("set-port-attribute"), the_facts,
                                        mask=MaskPolicy.ALWAYS)
     assert outcome.failure is None and outcome.warnings == []
     assert [p["address"] for p in outcome.ports] == [MAC1, MAC2]
     assert outcome.ports[1]["local_link_connection"] == {
         "switch_id": "00:00:00:00:00:01", "port_id": "Te1/1", "switch_info": "leaf-1"}
     assert {PORT1, PORT2} == set(outcome.port_patches)
+
+
+def _behind_switch(port: str, nic: str = "eth0") -> Facts:
+    """A machine (x86_64, 8 GiB) whose `nic` is on `port` of the lab's switch."""
+    return facts(plugin_data={"parsed_lldp": {nic: {
+        "switch_chassis_id": "02:00:0a:14:00:01", "switch_port_id": port}}})
+
+
+async def test_the_lab_switch_example_classes_a_machine_on_a_tap_port() -> None:
+    outcome = await engine.apply_rules(rules_containing("CUSTOM_LAB_SWITCH"),
+                                       _behind_switch("tap2"), mask=MaskPolicy.ALWAYS)
+    assert outcome.node["resource_class"] == "lab-tcg"
+    assert outcome.traits_add == ["CUSTOM_LAB_SWITCH"]
+    assert outcome.node["properties"]["capabilities"].split(",") == [
+        "boot_mode:bios", "lab_switch_port:tap2"]
+
+
+async def test_the_lab_switch_example_skips_a_machine_on_another_port() -> None:
+    outcome = await engine.apply_rules(rules_containing("CUSTOM_LAB_SWITCH"),
+                                       _behind_switch("Te1/7"), mask=MaskPolicy.ALWAYS)
+    assert (outcome.traces[0].matched, outcome.failure) == (False, None)
+    assert not outcome.changed
+
+
+async def test_the_lab_switch_example_skips_another_nic_name_with_a_warning() -> None:
+    outcome = await engine.apply_rules(rules_containing("CUSTOM_LAB_SWITCH"),
+                                       _behind_switch("tap2", nic="ens3"),
+                                       mask=MaskPolicy.ALWAYS)
+    assert (outcome.traces[0].matched, outcome.failure) == (False, None)
+    assert not outcome.changed
+    assert any("parsed_lldp" in w and "eth0" in w for w in outcome.warnings), outcome.warnings
 
 
 async def test_the_inspector_example_applies_in_its_scope() -> None:
