@@ -3,6 +3,8 @@ for the node sub-resources ironsight does not do (never a bare 404)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
 from tests.functional.api.helpers import create_node, fault
@@ -37,6 +39,18 @@ async def test_traits_are_replaced_as_a_whole(api: httpx.AsyncClient) -> None:
     assert (await api.put(f"/v1/nodes/{node}/traits",
                           json={"traits": ["CUSTOM_C"]})).status_code == 204
     assert await traits(api, node) == ["CUSTOM_C"]
+
+
+async def test_concurrent_trait_additions_lose_none(api: httpx.AsyncClient) -> None:
+    """Each change is computed on the traits it read and written only if no other change
+    came in between (the node's lock epoch): every addition answered 204 is there; one that
+    kept losing the race is a 409 to retry, as Ironic's busy node."""
+    node = await node_uuid(api)
+    wanted = [f"CUSTOM_T{i}" for i in range(12)]
+    answers = await asyncio.gather(*(api.put(f"/v1/nodes/{node}/traits/{t}") for t in wanted))
+    assert {a.status_code for a in answers} <= {204, 409}
+    added = sorted(t for t, a in zip(wanted, answers, strict=True) if a.status_code == 204)
+    assert added and await traits(api, node) == added
 
 
 async def test_a_trait_is_removed(api: httpx.AsyncClient) -> None:

@@ -182,24 +182,40 @@ class Records:
 
     async def change_traits(self, ident: str,
                             change: Callable[[list[str]], list[str]]) -> list[str]:
-        """Replace the node's traits with `change(current)`, under its lock."""
-        async with self.tasks.locked(ident) as task:
-            node_id = int(task.node["id"])
-            async with self.db.begin() as conn:
-                await task.fence(conn)
+        """Replace the node's traits with `change(current)`: one transaction, without the
+        lock (see `_unlocked`). Every change of the traits raises the node's lock epoch in
+        the same transaction, so two concurrent changes cannot both apply to what they read:
+        the second is computed again on the traits the first left."""
+        result: list[str] = []
+
+        async def attempt() -> Row | str | None:
+            nonlocal result
+            row = await self.get_node(ident)
+            if row["reservation"] is not None:
+                return str(row["uuid"])
+            node_id = int(row["id"])
+            async with self.db.read() as conn:
                 current = (await dbtraits.traits_of(conn, [node_id])).get(node_id, [])
-                new = sorted(set(change(current)))
-                if len(new) > MAX_TRAITS:
-                    raise InvalidParameterValue(
-                        f"Could not modify traits for node {task.uuid} as it would exceed "
-                        f"the maximum number of traits per node ({len(new)} vs. "
-                        f"{MAX_TRAITS})")
-                if new != current:
-                    await dbtraits.replace_traits(conn, node_id, new)
-                    await dbapi.add_history(conn, node_id,
-                                            "Traits set: " + (", ".join(new) or "none"),
-                                            event_type="update", conductor=self.tasks.owner)
-            return new
+            new = sorted(set(change(current)))
+            if len(new) > MAX_TRAITS:
+                raise InvalidParameterValue(
+                    f"Could not modify traits for node {row['uuid']} as it would exceed "
+                    f"the maximum number of traits per node ({len(new)} vs. {MAX_TRAITS})")
+            result = new
+            if new == current:
+                return row
+            event = dbapi.history_row(node_id, "Traits set: " + (", ".join(new) or "none"),
+                                      event_type="update", conductor=self.tasks.owner)
+            changes = {"updated_at": utcnow()}
+            async with self.db.begin() as conn:
+                if not await dbapi.update_locked_node(conn, node_id, None, row["lock_epoch"],
+                                                      changes, event):
+                    return str(row["uuid"])
+                await dbtraits.replace_traits(conn, node_id, new)
+            return {**row, **changes, "lock_epoch": row["lock_epoch"] + 1}
+
+        await self._unlocked(attempt, f"Node {ident}")
+        return result
 
     async def change_internal(self, ident: str, key: str,
                               change: Callable[[Row, Any], Any], event: str) -> None:
