@@ -113,15 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     venv = ensure_venv(args.state)
     with sdk_suite.serving(workdir) as service:
         run = run_suite(venv, service, workdir)
-    print(f"python-ironicclient {CLIENT_VERSION} OSC functional suite: {len(run.passed())} "
-          f"of {len(run.outcomes)} passed in {run.seconds:.0f} s (files: {workdir})")
-    if args.verbose:
-        for test_id, outcome in run.not_passed().items():
-            print(f"  {outcome.status:7} {test_id}: {outcome.message[:200]}")
-    found = problems(run)
-    for line in found:
-        print(f"NOT AS RECORDED: {line}")
-    return 1 if found else 0
+    return sdk_suite.report(run, f"python-ironicclient {CLIENT_VERSION} OSC functional suite",
+                            problems(run), verbose=args.verbose)
 
 
 if __name__ == "__main__":

@@ -270,12 +270,18 @@ def main(argv: list[str] | None = None) -> int:
     venv = ensure_venv(args.state)
     with serving(workdir) as service:
         run = run_suite(venv, service, workdir, test_timeout=args.test_timeout)
-    print(f"openstacksdk {SDK_VERSION} bare-metal suite: {len(run.passed())} of "
-          f"{len(run.outcomes)} passed in {run.seconds:.0f} s (files: {workdir})")
-    if args.verbose:
+    return report(run, f"openstacksdk {SDK_VERSION} bare-metal suite", problems(run),
+                  verbose=args.verbose)
+
+
+def report(run: SuiteRun, title: str, found: list[str], *, verbose: bool) -> int:
+    """Print a run's result (and with `verbose` every test that did not pass) and how it
+    differs from the record (`found`); the exit status: 1 when it differs."""
+    print(f"{title}: {len(run.passed())} of {len(run.outcomes)} passed in "
+          f"{run.seconds:.0f} s (files: {run.workdir})")
+    if verbose:
         for test_id, outcome in run.not_passed().items():
             print(f"  {outcome.status:7} {test_id}: {outcome.message[:200]}")
-    found = problems(run)
     for line in found:
         print(f"NOT AS RECORDED: {line}")
     return 1 if found else 0

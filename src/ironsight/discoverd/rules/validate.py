@@ -163,13 +163,18 @@ def _check_condition_args(op: str, args: dict[str, Any], where: str, *,
                               f"invalid regular expression: {exc}") from None
 
 
-def _condition(item: Any, where: str) -> Condition:
+def _op_and_args(item: Any, fields: tuple[str, ...], where: str) -> None:
+    """The shape conditions and actions share: an object of known fields with op and args."""
     if not isinstance(item, dict):
         raise InvalidRule(where, f"must be an object, not {_type_name(item)}")
-    _unknown(item, _CONDITION_FIELDS, where)
+    _unknown(item, fields, where)
     for name in ("op", "args"):
         if name not in item:
             raise InvalidRule(f"{where}.{name}", "is required")
+
+
+def _condition(item: Any, where: str) -> Condition:
+    _op_and_args(item, _CONDITION_FIELDS, where)
     if not isinstance(item["op"], str):
         raise InvalidRule(f"{where}.op", f"must be a string, not {_type_name(item['op'])}")
     try:
@@ -218,12 +223,7 @@ def _check_action_args(op: str, args: dict[str, Any], where: str) -> None:
 
 
 def _action(item: Any, where: str) -> Action:
-    if not isinstance(item, dict):
-        raise InvalidRule(where, f"must be an object, not {_type_name(item)}")
-    _unknown(item, _ACTION_FIELDS, where)
-    for name in ("op", "args"):
-        if name not in item:
-            raise InvalidRule(f"{where}.{name}", "is required")
+    _op_and_args(item, _ACTION_FIELDS, where)
     op = item["op"]
     spec = actions.ACTIONS.get(op) if isinstance(op, str) else None
     if spec is None:
