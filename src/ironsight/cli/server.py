@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -121,6 +122,14 @@ def listeners(conf: configmod.Config, only: str | None, baremetal: Any, discover
     return found
 
 
+def _settle_heap() -> None:
+    """Move what start-up made (modules, tables, compiled statements: ~150,000 objects)
+    out of the collector's reach: they live as long as the process, yet every full
+    collection walked them all, ~0.1 s each, several times a minute under load."""
+    gc.collect()
+    gc.freeze()
+
+
 async def _serve(conf: configmod.Config, only: str | None) -> None:
     """Run the bare-metal service and discoverd (or one of them) in one event loop."""
     bm = di = None
@@ -137,6 +146,7 @@ async def _serve(conf: configmod.Config, only: str | None) -> None:
     servers = [(_uvicorn(item, conf.DEFAULT.debug), item) for item in served]
     for svc in services:
         await svc.start()
+    _settle_heap()
     loop = asyncio.get_running_loop()
 
     def stop() -> None:

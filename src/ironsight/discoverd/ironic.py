@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import ssl
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import quote
 
@@ -55,6 +55,9 @@ class BareMetal(Protocol):
     async def delete_port(self, port_uuid: str) -> None: ...
     async def add_trait(self, uuid: str, trait: str) -> None: ...
     async def remove_trait(self, uuid: str, trait: str) -> None: ...
+    async def apply_changes(self, uuid: str, patch: list[dict[str, Any]], *,
+                            add_traits: Sequence[str] = (), remove_traits: Sequence[str] = (),
+                            event: str | None = None) -> None: ...
     async def add_history(self, uuid: str, event: str, severity: str = "INFO") -> None: ...
 
 
@@ -232,6 +235,36 @@ class Ironic:
         except IronicError as exc:
             if exc.code != 404:
                 raise
+
+    async def apply_changes(self, uuid: str, patch: list[dict[str, Any]], *,
+                            add_traits: Sequence[str] = (), remove_traits: Sequence[str] = (),
+                            event: str | None = None) -> None:
+        """A node patch, trait changes and a history event (an inspection's outcome) in one
+        request and one transaction, through the bare-metal API's ironsight-only
+        `POST /v1/nodes/{uuid}/changes`. An API without it (a replica of an older
+        release, during a rolling upgrade) gets them one call each."""
+        if not add_traits and not remove_traits and event is None:
+            await self.patch_node(uuid, patch)
+            return
+        body = {"patch": patch, "add_traits": list(add_traits),
+                "remove_traits": list(remove_traits),
+                "events": [{"event": event, "event_type": "inspection"}] if event else []}
+        try:
+            await self.call("POST", f"/v1/nodes/{quote(uuid, safe='')}/changes", body)
+            return
+        except IronicError as exc:
+            if exc.code not in (404, 405):
+                raise
+        await self.patch_node(uuid, patch)
+        for trait in add_traits:
+            await self.add_trait(uuid, trait)
+        for trait in remove_traits:
+            await self.remove_trait(uuid, trait)
+        if event is not None:
+            try:
+                await self.add_history(uuid, event)
+            except IronicError as exc:  # the changes are made: a lost event is only logged
+                LOG.warning("Node %s: the history event was not recorded: %s", uuid, exc)
 
     async def add_history(self, uuid: str, event: str, severity: str = "INFO") -> None:
         """An event in the node's history (`GET /v1/nodes/{uuid}/history`), through the

@@ -205,7 +205,8 @@ class Processor:
     async def _apply_rules(self, uuid: str, ctx: ProcessingContext, rules: list[Rule],
                            processed: dict[str, Any]) -> tuple[Outcome, dict[str, Any]]:
         """Run the rules on the node as the hooks leave it, then write the hooks' and the
-        rules' changes together: one node PATCH, a request per trait, one PATCH per port.
+        rules' changes together: one PATCH per port, then the node's fields, traits and the
+        history event (last: it says what was changed) in one request.
         Ports are created and deleted first, so that rules see (and may set attributes of)
         the ports the node ends up with. A rule's `fail` writes nothing of the node's own
         fields; its traces are stored with the processed data (see `_update_node`)."""
@@ -224,12 +225,6 @@ class Processor:
                   "rules": [t.to_dict() for t in outcome.traces]}
         if outcome.failure:
             return outcome, result
-        await self.ironic.patch_node(uuid, [*_property_ops(changes.properties),
-                                            *outcome.node_patch])
-        for trait in outcome.traits_add:
-            await self.ironic.add_trait(uuid, trait)
-        for trait in outcome.traits_remove:
-            await self.ironic.remove_trait(uuid, trait)
         port_patches: dict[str, list[dict[str, Any]]] = {}
         doomed = set(changes.delete_ports)
         for source in (changes.port_patches, outcome.port_patches):
@@ -239,13 +234,10 @@ class Processor:
         for port_uuid, ops in port_patches.items():
             if ops:
                 await self.ironic.patch_port(port_uuid, ops)
-        event = summary(outcome)
-        if event is not None:
-            try:
-                await self.ironic.add_history(uuid, event)
-            except IronsightError as exc:  # the changes are made: a lost event is only logged
-                LOG.warning("Node %s: the rules' history event was not recorded: %s", uuid,
-                            exc)
+        await self.ironic.apply_changes(
+            uuid, [*_property_ops(changes.properties), *outcome.node_patch],
+            add_traits=outcome.traits_add, remove_traits=outcome.traits_remove,
+            event=summary(outcome))
         return outcome, result
 
     async def _apply_ports(self, uuid: str, ports: list[dict[str, Any]],

@@ -30,7 +30,7 @@ async def test_an_event_posted_is_in_the_nodes_history(api: httpx.AsyncClient) -
     ({"event": ""}, "event"), ({"event": 3}, "event"), ({"event": "x" * 16385}, "event"),
     ({"event": "e", "severity": "LOUD"}, "severity"),
     ({"event": "e", "event_type": "x" * 33}, "event_type"),
-    ({"event": "e", "user": "someone"}, "event"), ([], "event")])
+    ({"event": "e", "user": "someone"}, "user"), ([], "body")])
 async def test_a_bad_event_is_400_and_not_recorded(api: httpx.AsyncClient, body: Any,
                                                    field: str) -> None:
     node = await create_node(api)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,6 +236,20 @@ class FakeBareMetal:
         traits = self._node(uuid)["traits"]
         if trait in traits:
             traits.remove(trait)
+
+    async def apply_changes(self, uuid: str, patch: list[dict[str, Any]], *,
+                            add_traits: Sequence[str] = (), remove_traits: Sequence[str] = (),
+                            event: str | None = None) -> None:
+        """All of it or nothing, as the bare-metal API's one transaction."""
+        self._record("apply_changes", uuid, patch, list(add_traits), list(remove_traits),
+                     event)
+        node = self._node(uuid)
+        node.update(patched(node, patch))
+        node["traits"] = [t for t in [*node["traits"], *(t for t in add_traits
+                                                         if t not in node["traits"])]
+                          if t not in remove_traits]
+        if event is not None:
+            self.history.setdefault(uuid, []).append(("INFO", event))
 
     async def add_history(self, uuid: str, event: str, severity: str = "INFO") -> None:
         self._record("add_history", uuid, event)

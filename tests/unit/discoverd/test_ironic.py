@@ -144,3 +144,48 @@ async def test_a_history_event_is_posted_to_the_node(api: Api) -> None:
     await ironic.add_history("u1", "Inspection rules matched: r1: no change")
     await ironic.close()
     assert api.requests == ["POST /v1/nodes/u1/history"]
+
+
+async def test_node_changes_traits_and_an_event_are_one_request(api: Api) -> None:
+    await api.start()
+    api.answers = [(204, "")]
+    ironic = client(api)
+    await ironic.apply_changes("u1", [{"op": "add", "path": "/extra/a", "value": 1}],
+                               add_traits=["CUSTOM_GPU"], event="Inspection rules matched")
+    await ironic.close()
+    assert api.requests == ["POST /v1/nodes/u1/changes"]
+
+
+async def test_node_changes_without_traits_or_event_are_a_plain_patch(api: Api) -> None:
+    await api.start()
+    ironic = client(api)
+    await ironic.apply_changes("u1", [{"op": "add", "path": "/extra/a", "value": 1}])
+    await ironic.close()
+    assert api.requests == ["PATCH /v1/nodes/u1"]
+
+
+async def test_an_api_without_the_changes_call_gets_one_call_each(api: Api) -> None:
+    """A replica of an older release during a rolling upgrade; its refusal to record
+    the event (the changes are made) is only logged."""
+    await api.start()
+    api.answers = [(404, fault("The resource could not be found.")), (200, '{"uuid": "u1"}'),
+                   (204, ""), (204, ""), (404, fault("The resource could not be found."))]
+    ironic = client(api)
+    await ironic.apply_changes("u1", [{"op": "add", "path": "/extra/a", "value": 1}],
+                               add_traits=["CUSTOM_GPU"], remove_traits=["CUSTOM_OLD"],
+                               event="Inspection rules matched")
+    await ironic.close()
+    assert api.requests == ["POST /v1/nodes/u1/changes", "PATCH /v1/nodes/u1",
+                            "PUT /v1/nodes/u1/traits/CUSTOM_GPU",
+                            "DELETE /v1/nodes/u1/traits/CUSTOM_OLD", "POST /v1/nodes/u1/history"]
+
+
+async def test_refused_node_changes_raise(api: Api) -> None:
+    await api.start()
+    api.answers = [(400, fault("Invalid trait 'x'"))]
+    ironic = client(api)
+    with pytest.raises(IronicError, match="Invalid trait") as raised:
+        await ironic.apply_changes("u1", [], add_traits=["x"])
+    await ironic.close()
+    assert raised.value.code == 400
+    assert api.requests == ["POST /v1/nodes/u1/changes"]

@@ -60,11 +60,19 @@ async def test_a_matching_rule_changes_the_node_its_traits_and_ports(di: Discove
     assert di.ironic.ports[UUID1][0]["extra"] == {"rack": "r1"}
 
 
-async def test_hooks_and_rules_changes_go_in_one_node_patch(di: Discoverd) -> None:
+async def test_hooks_and_rules_node_changes_go_in_one_request(di: Discoverd) -> None:
+    """The node's fields, its traits and the history event: one request, one transaction."""
     await waiting(di)
     await add_rule(di, **GPU_RULE)
     await processed(di)
-    assert [c[0] for c in di.ironic.calls].count("patch_node") == 1
+    writes = [c for c in di.ironic.calls
+              if c[0] in ("patch_node", "add_trait", "remove_trait", "add_history",
+                          "apply_changes")]
+    assert [c[0] for c in writes] == ["apply_changes"]
+    _, _, patch, add, remove, event = writes[0]
+    assert {op["path"] for op in patch} >= {"/properties/memory_mb", "/resource_class"}
+    assert (add, remove) == (["CUSTOM_LARGE"], [])
+    assert event is not None and "big memory" in event
 
 
 async def test_rules_see_the_hooks_properties(di: Discoverd) -> None:
@@ -93,7 +101,7 @@ async def test_a_fail_action_ends_in_error_naming_the_rule(di: Discoverd) -> Non
     assert await di.state(UUID1) == states.ERROR
     error = await di.error(UUID1)
     assert error is not None and "no small nodes" in error and "too small" in error
-    assert "patch_node" not in di.ironic.names()
+    assert not {"patch_node", "apply_changes"} & set(di.ironic.names())
     data = await di.cache.get_data(UUID1, processed=True)
     assert data["rules"][0]["failure"] is not None
 
@@ -166,10 +174,11 @@ async def test_reapply_runs_the_rules_again(di: Discoverd) -> None:
     assert di.ironic.nodes[UUID1]["traits"] == ["CUSTOM_LARGE"]
 
 
-async def test_a_history_event_that_cannot_be_recorded_fails_nothing(di: Discoverd) -> None:
+async def test_node_changes_that_are_refused_end_the_introspection_in_error(
+        di: Discoverd) -> None:
     await waiting(di)
     await add_rule(di, **GPU_RULE)
-    di.ironic.fail["add_history"] = IronicError("Not Found", code=404)
+    di.ironic.fail["apply_changes"] = IronicError("Invalid trait", code=400)
     await processed(di)
-    assert await di.state(UUID1) == states.FINISHED
-    assert di.ironic.nodes[UUID1]["traits"] == ["CUSTOM_LARGE"]
+    assert await di.state(UUID1) == states.ERROR
+    assert di.ironic.nodes[UUID1]["traits"] == []

@@ -39,6 +39,8 @@ ACCESS = AccessRules(
     admin_only=(rule({"DELETE"}, r"/v1/nodes/[^/]+"),
                 # Ironic's baremetal:inspection_rule:{create,update,delete}: admin
                 rule({"POST", "PATCH", "PUT", "DELETE"}, r"/v1/inspection_rules(/.*)?"),
+                # ironsight's own: another service's events (POST .../changes, a node
+                # write with events that go with it, needs a member, as a PATCH does)
                 rule({"POST"}, r"/v1/nodes/[^/]+/history")))
 
 

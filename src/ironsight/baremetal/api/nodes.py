@@ -9,6 +9,8 @@ from starlette.routing import Route
 from ironsight.baremetal import states
 from ironsight.baremetal.api import schemas, views
 from ironsight.baremetal.api.base import Ctx, links, parse_bool, parse_limit, parse_sort
+from ironsight.baremetal.api.node_extras import check_trait
+from ironsight.baremetal.conductor.records import Change, Event
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
@@ -144,9 +146,8 @@ async def show_node(ctx: Ctx) -> Any:
     return 200, _full_doc(ctx, row)
 
 
-@endpoint
-async def patch_node(ctx: Ctx) -> Any:
-    ops = await ctx.body()
+def _patch(ctx: Ctx, ops: Any) -> Change:
+    """The change a JSON patch of the node makes, checked as Ironic checks a PATCH."""
     if isinstance(ops, list):
         _check_version(ctx, {str(op.get("path", "")).strip("/").split("/")[0]
                              for op in ops if isinstance(op, dict)})
@@ -161,7 +162,12 @@ async def patch_node(ctx: Ctx) -> Any:
         _sync_instance_name(new, row)
         return new
 
-    row = await ctx.deps.records.update_node(ctx.param("node"), change)
+    return change
+
+
+@endpoint
+async def patch_node(ctx: Ctx) -> Any:
+    row = await ctx.deps.records.update_node(ctx.param("node"), _patch(ctx, await ctx.body()))
     await _with_traits(ctx, [row], views.NODE_FIELDS)
     return 200, _full_doc(ctx, row)
 
@@ -324,30 +330,39 @@ async def node_history(ctx: Ctx) -> Any:
                              for e in events]}
 
 
-_SEVERITIES = ("INFO", "WARNING", "ERROR")
-MAX_EVENT = 16384
-
-
 @endpoint
 async def add_history_event(ctx: Ctx) -> Any:
     """ironsight only (admin): another service's event in the node's history, e.g.
     discoverd's summary of the inspection rules that matched. Ironic has no such call;
     its own conductor writes these events, here discoverd is a separate service."""
     ctx.query(set())
-    body = await ctx.body()
-    if not isinstance(body, dict) or set(body) - {"event", "severity", "event_type"}:
-        raise Invalid("Expected an object with event, and optionally severity and event_type")
-    event, severity = body.get("event"), body.get("severity", "INFO")
-    event_type = body.get("event_type", "inspection")
-    if not isinstance(event, str) or not event.strip() or len(event) > MAX_EVENT:
-        raise Invalid(f"event: a non-empty string of at most {MAX_EVENT} characters")
-    if severity not in _SEVERITIES:
-        raise Invalid(f"severity: one of {', '.join(_SEVERITIES)}")
-    if not isinstance(event_type, str) or not 0 < len(event_type) <= 32:
-        raise Invalid("event_type: a string of 1 to 32 characters")
-    await ctx.deps.records.add_history(ctx.param("node"), event, severity=severity,
-                                       event_type=event_type)
+    body = schemas.HistoryEvent.model_validate(await ctx.body())
+    await ctx.deps.records.add_history(ctx.param("node"), body.event, severity=body.severity,
+                                       event_type=body.event_type)
     return 201, None
+
+
+@endpoint
+async def apply_changes(ctx: Ctx) -> Any:
+    """ironsight only (a member, as for a PATCH; the events carry the caller's user name,
+    as every history event does): a node PATCH, trait changes and history events in one
+    request and one transaction, all or nothing. discoverd writes what an inspection's
+    hooks and rules decided this way: one request where Ironic's API needs a PATCH, a
+    request per trait and (here) a history POST. Adding a trait the node has, or removing
+    one it lacks, changes nothing."""
+    ctx.query(set())
+    body = schemas.NodeChanges.model_validate(await ctx.body())
+    add = [check_trait(t) for t in body.add_traits]
+    remove = set(body.remove_traits)
+
+    def traits(current: list[str]) -> list[str]:
+        return [t for t in [*current, *add] if t not in remove]
+
+    await ctx.deps.records.update_node(
+        ctx.param("node"), _patch(ctx, body.patch) if body.patch else dict,
+        traits=traits if add or remove else None,
+        events=[Event(e.event, e.severity, e.event_type) for e in body.events])
+    return 204, None
 
 
 routes = [
@@ -369,4 +384,5 @@ routes = [
     Route("/v1/nodes/{node}/validate", validate_node, methods=["GET"]),
     Route("/v1/nodes/{node}/history", node_history, methods=["GET"]),
     Route("/v1/nodes/{node}/history", add_history_event, methods=["POST"]),
+    Route("/v1/nodes/{node}/changes", apply_changes, methods=["POST"]),
 ]

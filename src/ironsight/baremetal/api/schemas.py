@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -202,6 +202,34 @@ class BootDevice(_Strict):
 
 class Maintenance(_Strict):
     reason: str | None = None
+
+
+MAX_EVENT = 16384
+
+
+class HistoryEvent(_Strict):
+    """An event another service records in a node's history (ironsight only)."""
+
+    event: str = Field(min_length=1, max_length=MAX_EVENT)
+    severity: Literal["INFO", "WARNING", "ERROR"] = "INFO"
+    event_type: str = Field(default="inspection", min_length=1, max_length=32)
+
+    @field_validator("event")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a non-empty string")
+        return value
+
+
+class NodeChanges(_Strict):
+    """`POST /v1/nodes/{node}/changes` (ironsight only): a JSON patch of the node, traits
+    to add and remove, and history events, applied together."""
+
+    patch: list[Any] = Field(default_factory=list, max_length=1000)
+    add_traits: list[str] = Field(default_factory=list, max_length=50)
+    remove_traits: list[str] = Field(default_factory=list, max_length=50)
+    events: list[HistoryEvent] = Field(default_factory=list, max_length=10)
 
 
 # --- JSON patch (RFC 6902: add, replace, remove) --------------------------------------------

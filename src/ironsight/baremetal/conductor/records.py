@@ -8,7 +8,8 @@ HTTP into these calls and documents back; it opens no transaction itself.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -36,6 +37,17 @@ from ironsight.common.exceptions import (
 Row = dict[str, Any]
 # The new field values of a node or port, computed from its current row (a JSON patch).
 Change = Callable[[Row], Row]
+# A node's new traits, computed from its current ones (may refuse by raising).
+TraitChange = Callable[[list[str]], list[str]]
+
+
+@dataclass(frozen=True)
+class Event:
+    """A history event another service reports about a node."""
+
+    event: str
+    severity: str = "INFO"
+    event_type: str = "inspection"
 
 # A node or port update without the node's lock is tried this many times in all (each a read
 # and a conditional write), waiting LOCK_INTERVAL s between LOCK_ATTEMPTS sights of a locked
@@ -84,10 +96,15 @@ class Records:
         async with self.db.single() as conn:
             return await dbapi.create_node(conn, values, event)
 
-    async def update_node(self, ident: str, change: Change) -> Row:
+    async def update_node(self, ident: str, change: Change, *,
+                          traits: TraitChange | None = None,
+                          events: Sequence[Event] = ()) -> Row:
         """Apply `change` to the node; a new hardware type brings its own interfaces (unless
         the change sets them too) and must be one this conductor runs. One conditional write
-        and its history row, without the lock (see `_unlocked`)."""
+        and its history row, without the lock (see `_unlocked`). With `traits` (the new
+        traits from the current ones) and `events` (more history rows: another service's
+        account of the change), all of it in one transaction: discoverd's processing writes
+        what the hooks and rules decided this way, in one request instead of three."""
 
         async def attempt() -> Row | str | None:
             row = await self.get_node(ident)
@@ -103,22 +120,44 @@ class Records:
                 new["driver_info"] = self.tasks.secrets.seal(new["driver_info"],
                                                              row["driver_info"])
             changes = {k: v for k, v in new.items() if v != row[k]}
-            if not changes:
+            new_traits = await self._new_traits(row, traits) if traits is not None else None
+            if not changes and new_traits is None and not events:
                 return row
+            history = [dbapi.history_row(row["id"], "Node updated: " + ", ".join(
+                sorted(changes)), event_type="update", conductor=self.tasks.owner)
+                       ] if changes else []
+            if new_traits is not None:
+                history.append(_traits_event(row["id"], new_traits, self.tasks.owner))
+            history.extend(dbapi.history_row(row["id"], e.event, severity=e.severity,
+                                             event_type=e.event_type,
+                                             conductor=self.tasks.owner) for e in events)
             changes["updated_at"] = utcnow()
             freed = _frees_allocation(row, changes)
-            event = dbapi.history_row(row["id"], "Node updated: " + ", ".join(
-                sorted(k for k in changes if k != "updated_at")), event_type="update",
-                conductor=self.tasks.owner)
-            async with (self.db.begin() if freed else self.db.single()) as conn:
+            one = not freed and new_traits is None and len(history) == 1
+            async with (self.db.single() if one else self.db.begin()) as conn:
                 if not await dbapi.update_locked_node(conn, row["id"], None, row["lock_epoch"],
-                                                      changes, event):
+                                                      changes, history[0]):
                     return str(row["uuid"])
                 if freed:
                     await dballoc.delete_by_id(conn, freed)
+                if new_traits is not None:
+                    await dbtraits.replace_traits(conn, row["id"], new_traits)
+                await dbapi.add_history_rows(conn, history[1:])
             return {**row, **changes, "lock_epoch": row["lock_epoch"] + 1}
 
         return await self._unlocked(attempt, f"Node {ident}")
+
+    async def _new_traits(self, row: Row, change: TraitChange) -> list[str] | None:
+        """The node's traits after `change`, checked; None when they stay as they are."""
+        node_id = int(row["id"])
+        async with self.db.read() as conn:
+            current = (await dbtraits.traits_of(conn, [node_id])).get(node_id, [])
+        new = sorted(set(change(current)))
+        if len(new) > MAX_TRAITS:
+            raise InvalidParameterValue(
+                f"Could not modify traits for node {row['uuid']} as it would exceed "
+                f"the maximum number of traits per node ({len(new)} vs. {MAX_TRAITS})")
+        return None if new == current else new
 
     async def update_node_quietly(self, ident: str, change: Change) -> Row:
         """`change` applied as `update_node` does, but with no history row: the ramdisk
@@ -180,42 +219,12 @@ class Records:
         async with self.db.read() as conn:
             return await dbtraits.traits_of(conn, node_ids)
 
-    async def change_traits(self, ident: str,
-                            change: Callable[[list[str]], list[str]]) -> list[str]:
+    async def change_traits(self, ident: str, change: TraitChange) -> None:
         """Replace the node's traits with `change(current)`: one transaction, without the
         lock (see `_unlocked`). Every change of the traits raises the node's lock epoch in
         the same transaction, so two concurrent changes cannot both apply to what they read:
         the second is computed again on the traits the first left."""
-        result: list[str] = []
-
-        async def attempt() -> Row | str | None:
-            nonlocal result
-            row = await self.get_node(ident)
-            if row["reservation"] is not None:
-                return str(row["uuid"])
-            node_id = int(row["id"])
-            async with self.db.read() as conn:
-                current = (await dbtraits.traits_of(conn, [node_id])).get(node_id, [])
-            new = sorted(set(change(current)))
-            if len(new) > MAX_TRAITS:
-                raise InvalidParameterValue(
-                    f"Could not modify traits for node {row['uuid']} as it would exceed "
-                    f"the maximum number of traits per node ({len(new)} vs. {MAX_TRAITS})")
-            result = new
-            if new == current:
-                return row
-            event = dbapi.history_row(node_id, "Traits set: " + (", ".join(new) or "none"),
-                                      event_type="update", conductor=self.tasks.owner)
-            changes = {"updated_at": utcnow()}
-            async with self.db.begin() as conn:
-                if not await dbapi.update_locked_node(conn, node_id, None, row["lock_epoch"],
-                                                      changes, event):
-                    return str(row["uuid"])
-                await dbtraits.replace_traits(conn, node_id, new)
-            return {**row, **changes, "lock_epoch": row["lock_epoch"] + 1}
-
-        await self._unlocked(attempt, f"Node {ident}")
-        return result
+        await self.update_node(ident, dict, traits=change)
 
     async def change_internal(self, ident: str, key: str,
                               change: Callable[[Row, Any], Any], event: str) -> None:
@@ -353,6 +362,11 @@ class Records:
             await dbapi.delete_port(conn, row["id"])
             await dbapi.add_history(conn, row["node_id"], f"Port {row['address']} deleted",
                                     event_type="port", conductor=self.tasks.owner)
+
+
+def _traits_event(node_id: int, traits: list[str], conductor: str) -> Row:
+    return dbapi.history_row(node_id, "Traits set: " + (", ".join(traits) or "none"),
+                             event_type="update", conductor=conductor)
 
 
 def _frees_allocation(row: Row, changes: Row) -> int | None:

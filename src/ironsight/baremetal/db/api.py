@@ -421,6 +421,12 @@ async def _add_history_row(conn: Conn, row: Row) -> None:
     await conn.execute(_INSERT_HISTORY, row)
 
 
+async def add_history_rows(conn: Conn, rows: Sequence[Row]) -> None:
+    """History rows made by `history_row`, in one statement (none: nothing)."""
+    if rows:
+        await conn.execute(_INSERT_HISTORY, list(rows))
+
+
 async def list_history(conn: Conn, node_id: int, limit: int = 1000) -> list[Row]:
     query = (select(history).where(history.c.node_id == node_id)
              .order_by(history.c.id.asc()).limit(limit))
