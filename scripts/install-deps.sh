@@ -6,9 +6,11 @@ need=()
 have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # ipmitool: pxe_ipmitool; openssh-*: pxe_ssh tests; dnsmasq-base iptables ipxe: discoverd's
 # PXE side; busybox-static cpio kmod: the ramdisk builder; qemu-*: the VM lab and e2e tests;
-# haproxy: the load balancer of the scale-out guide, run by its tests.
+# haproxy: the load balancer of the scale-out guide, run by its tests; libvirt-*: the real
+# hypervisor of the pxe_ssh tests (not libvirt-daemon-system: no system service, no network).
 for pkg in ipmitool openssh-server openssh-client python3-venv python3.11 iproute2 dnsmasq-base \
-           iptables ipxe busybox-static cpio kmod qemu-system-x86 qemu-utils ipxe-qemu haproxy; do
+           iptables ipxe busybox-static cpio kmod qemu-system-x86 qemu-utils ipxe-qemu haproxy \
+           libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients; do
   have "$pkg" || need+=("$pkg")
 done
 # PostgreSQL: only when no server answers and none is installed.
@@ -24,4 +26,13 @@ if ((${#need[@]})); then
   $SUDO sh -c 'printf "#!/bin/sh\nexit 101\n" > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d'
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   $SUDO rm -f /usr/sbin/policy-rc.d
+fi
+# libvirt's QEMU driver resolves the user and the group libvirt-qemu before it reads its
+# configuration; libvirt-daemon-system would create them, we do without it.
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+if ! getent group libvirt-qemu >/dev/null; then
+  $SUDO groupadd -r libvirt-qemu
+fi
+if ! getent passwd libvirt-qemu >/dev/null; then
+  $SUDO useradd -r -g libvirt-qemu -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu
 fi

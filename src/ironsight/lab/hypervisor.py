@@ -1,0 +1,361 @@
+"""A libvirt hypervisor of the lab's own, reached over SSH as an operator's would be: the far
+side of `pxe_ssh`.
+
+`python -m ironsight.lab.hypervisor DIR` runs inside the lab's network namespace (so that the
+domains' taps are the lab's) and in a private mount namespace, where libvirt's fixed paths
+(/etc/libvirt, /run/libvirt, /var/lib/libvirt, /var/log/libvirt, /var/cache/libvirt) are
+directories under DIR: the machine's own libvirt configuration and state, if any, are never
+read or changed, and several hypervisors (a lab, a test) can run side by side. It starts
+`virtlogd`, `libvirtd` and an `sshd` (key login only, for root, on 127.0.0.1:22 of the
+namespace) as its children, writes DIR/ready.json once all three answer, and on SIGTERM
+destroys the running domains and ends its children.
+
+Domains are TCG (`type='qemu'`: KVM cannot boot stock kernels on these machines), with the
+lab VM's tap as an unmanaged `ethernet` interface, so libvirt creates no network, bridge or
+firewall rule. Everything on the root side (`Hypervisor`) talks to that libvirtd through its
+socket, DIR/run/libvirt-sock, with `virsh -c qemu:///system?socket=...`.
+
+What libvirt needs on the machine (Debian 12; scripts/install-deps.sh does it): the packages
+libvirt-daemon, libvirt-daemon-driver-qemu and libvirt-clients without recommends, and the
+user and group `libvirt-qemu`, which the QEMU driver resolves before it reads its
+configuration (ours then runs QEMU as root, `dynamic_ownership = 0`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import grp
+import json
+import logging
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ironsight.client.wait import Poller, until
+from ironsight.lab.processes import child_exited, log_tail, spawn, terminate
+from ironsight.lab.qemu import QEMU, VmFiles, VmSpec
+
+LOG = logging.getLogger(__name__)
+
+QEMU_DRIVER = Path("/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so")
+SSHD = "/usr/sbin/sshd"
+SSH_PORT = 22  # of the namespace's 127.0.0.1
+SSH_USER = "root"
+# What virsh connects to in an SSH session there (the session is in the private mount
+# namespace, where /run/libvirt is the hypervisor's own)
+LIBVIRT_URI = "qemu:///system"
+START_TIMEOUT = 60.0
+COMMAND_TIMEOUT = 60.0
+# libvirt's fixed paths, each replaced by a directory of the hypervisor's own
+MOUNTS = {"etc": "/etc/libvirt", "run": "/run/libvirt", "lib": "/var/lib/libvirt",
+          "log": "/var/log/libvirt", "cache": "/var/cache/libvirt"}
+PACKAGES = "libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients"
+
+
+class HypervisorError(Exception):
+    """The hypervisor cannot start or a virsh command failed; the message says which."""
+
+
+def unavailable() -> str | None:
+    """Why libvirt cannot run on this machine (what to install or create), or None."""
+    for program in ("libvirtd", "virtlogd", "virsh"):
+        if shutil.which(program) is None:
+            return (f"{program} is not installed (apt-get install --no-install-recommends "
+                    f"{PACKAGES})")
+    if not QEMU_DRIVER.exists():
+        return "libvirt's QEMU driver is not installed (libvirt-daemon-driver-qemu)"
+    if not os.path.exists(SSHD) or shutil.which("ssh-keygen") is None:
+        return "sshd is not installed (openssh-server)"
+    try:
+        pwd.getpwnam("libvirt-qemu")
+        grp.getgrnam("libvirt-qemu")
+    except KeyError:
+        return ("the user and group libvirt-qemu do not exist (libvirt's QEMU driver needs "
+                "them: scripts/install-deps.sh creates them)")
+    if os.geteuid() != 0:
+        return "libvirt's system daemon needs root"
+    return None
+
+
+@dataclass(frozen=True)
+class HypervisorDirs:
+    """Where one hypervisor keeps everything (0700: its keys are there)."""
+
+    root: Path
+
+    @property
+    def socket(self) -> Path:
+        return self.root / "run" / "libvirt-sock"
+
+    @property
+    def uri(self) -> str:
+        return f"qemu:///system?socket={self.socket}"
+
+    @property
+    def ssh(self) -> Path:
+        return self.root / "ssh"
+
+    @property
+    def client_key(self) -> Path:
+        """The private key `pxe_ssh` nodes carry in driver_info (ssh_key_contents)."""
+        return self.ssh / "id_ed25519"
+
+    @property
+    def known_hosts(self) -> Path:
+        """The hypervisor's host key, for the conductor's `[ssh] known_hosts`."""
+        return self.ssh / "known_hosts"
+
+    @property
+    def ready(self) -> Path:
+        return self.root / "ready.json"
+
+    @property
+    def log(self) -> Path:
+        return self.root / "hypervisor.log"
+
+
+def _keygen(path: Path) -> None:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "", "-f", str(path)],
+                   check=True, capture_output=True, timeout=30)
+
+
+def prepare(dirs: HypervisorDirs, ssh_host: str = "127.0.0.1",
+            ssh_port: int = SSH_PORT) -> None:
+    """Lay out the directories, libvirt's configuration, sshd's and the keys (a host key,
+    and the client key whose public half sshd accepts for root). Kept when already there."""
+    dirs.root.mkdir(parents=True, exist_ok=True)
+    dirs.root.chmod(0o700)
+    for name in MOUNTS:
+        (dirs.root / name).mkdir(exist_ok=True)
+    etc = dirs.root / "etc"
+    (etc / "qemu.conf").write_text('user = "root"\ngroup = "root"\ndynamic_ownership = 0\n')
+    (etc / "libvirtd.conf").write_text('unix_sock_group = "root"\nunix_sock_rw_perms = "0700"\n'
+                                       'auth_unix_rw = "none"\nlog_outputs = "3:stderr"\n')
+    dirs.ssh.mkdir(exist_ok=True)
+    dirs.ssh.chmod(0o700)
+    host_key = dirs.ssh / "host_ed25519"
+    if not host_key.exists():
+        _keygen(host_key)
+    if not dirs.client_key.exists():
+        _keygen(dirs.client_key)
+    (dirs.ssh / "authorized_keys").write_text(
+        (dirs.ssh / "id_ed25519.pub").read_text())
+    host_public = (dirs.ssh / "host_ed25519.pub").read_text().split()
+    name = ssh_host if ssh_port == 22 else f"[{ssh_host}]:{ssh_port}"
+    dirs.known_hosts.write_text(f"{name} {host_public[0]} {host_public[1]}\n")
+    (dirs.ssh / "sshd_config").write_text(f"""\
+ListenAddress {ssh_host}:{ssh_port}
+HostKey {host_key}
+PidFile {dirs.ssh}/sshd.pid
+AuthorizedKeysFile {dirs.ssh}/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+""")
+
+
+# --- inside the namespaces: the supervisor -----------------------------------------------
+
+def _bind_mounts(dirs: HypervisorDirs) -> None:
+    for name, target in MOUNTS.items():
+        subprocess.run(["mount", "--bind", str(dirs.root / name), target], check=True,
+                       capture_output=True, timeout=10)
+
+
+def _listening(host: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=1):
+        return True
+    return False
+
+
+def supervise(dirs: HypervisorDirs) -> int:
+    """Run virtlogd, libvirtd and sshd until SIGTERM (in the namespaces `Hypervisor.start`
+    put this process in)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    _bind_mounts(dirs)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    children: list[subprocess.Popen[bytes]] = []
+    try:
+        # pid files in our /run/libvirt: their default, /run/<daemon>.pid, is the machine's
+        # (shared with every other hypervisor, which would make the second one fail to start)
+        for daemon in ("virtlogd", "libvirtd"):
+            children.append(subprocess.Popen(
+                [daemon, "--pid-file", f"{MOUNTS['run']}/{daemon}.pid"]))
+        if not until(lambda: Path(MOUNTS["run"], "libvirt-sock").exists()
+                     or any(c.poll() is not None for c in children), START_TIMEOUT,
+                     Poller(interval=0.1)) or any(c.poll() is not None for c in children):
+            LOG.error("libvirtd did not start")
+            return 1
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation
+        children.append(subprocess.Popen([SSHD, "-D", "-e", "-f",
+                                          str(dirs.ssh / "sshd_config")]))
+        if not until(lambda: _listening("127.0.0.1", SSH_PORT) or children[-1].poll()
+                     is not None, START_TIMEOUT, Poller(interval=0.1)) or \
+                children[-1].poll() is not None:
+            LOG.error("sshd did not start")
+            return 1
+        dirs.ready.write_text(json.dumps({"pid": os.getpid()}))
+        LOG.info("hypervisor ready: libvirtd on %s, sshd on 127.0.0.1:%d", dirs.socket,
+                 SSH_PORT)
+        while not stop.wait(1.0):
+            if any(c.poll() is not None for c in children):
+                LOG.error("a child ended: %s", [c.args for c in children
+                                                 if c.poll() is not None])
+                return 1
+        return 0
+    finally:
+        _destroy_domains()
+        for child in reversed(children):
+            if child.poll() is None:
+                child.terminate()
+                try:
+                    child.wait(10)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    child.wait(5)
+
+
+def _destroy_domains() -> None:
+    """Running domains end with their hypervisor (as a lab's VMs power off at `down`)."""
+    listed = subprocess.run(["virsh", "-c", LIBVIRT_URI, "list", "--name"],
+                            capture_output=True, text=True, timeout=30, check=False)
+    for name in listed.stdout.split():
+        subprocess.run(["virsh", "-c", LIBVIRT_URI, "destroy", name],
+                       capture_output=True, timeout=30, check=False)
+
+
+# --- the root side ---------------------------------------------------------------------------
+
+def domain_xml(spec: VmSpec, files: VmFiles, *, emulator: str = QEMU) -> str:
+    """A lab VM as a libvirt domain: the same hardware as `qemu.command_line` gives it
+    (vCPUs, memory, disks, NIC on its tap, SMBIOS system, serial port in a file), booting
+    from disk until the driver sets another device."""
+    path = shutil.which(emulator) or emulator
+    domain = ET.Element("domain", type="qemu")
+    ET.SubElement(domain, "name").text = spec.name
+    ET.SubElement(domain, "uuid").text = spec.system_uuid
+    ET.SubElement(domain, "memory", unit="MiB").text = str(spec.memory_mb)
+    ET.SubElement(domain, "vcpu").text = str(spec.cpus)
+    system = ET.SubElement(ET.SubElement(domain, "sysinfo", type="smbios"), "system")
+    for key, value in (("manufacturer", spec.manufacturer), ("product", spec.product),
+                       ("serial", spec.system_serial), ("uuid", spec.system_uuid)):
+        ET.SubElement(system, "entry", name=key).text = value
+    os_element = ET.SubElement(domain, "os")
+    ET.SubElement(os_element, "type", arch="x86_64", machine="q35").text = "hvm"
+    ET.SubElement(os_element, "boot", dev="hd")
+    ET.SubElement(os_element, "smbios", mode="sysinfo")
+    ET.SubElement(domain, "on_reboot").text = "restart"
+    devices = ET.SubElement(domain, "devices")
+    ET.SubElement(devices, "emulator").text = path
+    disks = ([(files.disk, "vda")] if spec.disk_gb else []) + [
+        (files.extra_disk(i), f"vd{chr(ord('b') + i)}") for i in range(len(spec.extra_disks_mb))]
+    for source, target in disks:
+        disk = ET.SubElement(devices, "disk", type="file", device="disk")
+        ET.SubElement(disk, "driver", name="qemu", type="qcow2")
+        ET.SubElement(disk, "source", file=str(source))
+        ET.SubElement(disk, "target", dev=target, bus="virtio")
+    nic = ET.SubElement(devices, "interface", type="ethernet")
+    ET.SubElement(nic, "mac", address=spec.mac)
+    ET.SubElement(nic, "target", dev=spec.tap, managed="no")
+    ET.SubElement(nic, "model", type="virtio")
+    serial = ET.SubElement(devices, "serial", type="file")
+    ET.SubElement(serial, "source", path=str(files.serial_log), append="on")
+    ET.SubElement(serial, "target", port="0")
+    return ET.tostring(domain, encoding="unicode")
+
+
+class Hypervisor:
+    """One hypervisor's directories and its supervisor process, seen from the root
+    namespace."""
+
+    def __init__(self, root: Path) -> None:
+        self.dirs = HypervisorDirs(root.resolve())
+
+    def start(self, namespace: str) -> int:
+        """Start the supervisor in `namespace` (which must exist); returns its pid once
+        libvirtd and sshd answer."""
+        reason = unavailable()
+        if reason:
+            raise HypervisorError(reason)
+        prepare(self.dirs)
+        self.dirs.ready.unlink(missing_ok=True)
+        for target in MOUNTS.values():  # mount points (empty) for the private binds
+            Path(target).mkdir(parents=True, exist_ok=True)
+        pid = spawn(["ip", "netns", "exec", namespace, "unshare", "--mount",
+                     "--propagation", "private", sys.executable, "-m",
+                     "ironsight.lab.hypervisor", str(self.dirs.root)], self.dirs.log)
+
+        def ready() -> bool:
+            if child_exited(pid):
+                raise HypervisorError(f"the hypervisor exited during start-up; "
+                                      f"{self.dirs.log}:\n{log_tail(self.dirs.log, 30)}")
+            return self.dirs.ready.exists()
+
+        if not until(ready, START_TIMEOUT, Poller(interval=0.1)):
+            terminate(pid, 10)
+            raise HypervisorError(f"the hypervisor did not start within {START_TIMEOUT:.0f} "
+                                  f"s; see {self.dirs.log}")
+        return pid
+
+    @staticmethod
+    def stop(pid: int, grace: float = 30.0) -> None:
+        terminate(pid, grace)
+
+    def virsh(self, *args: str, stdin: str | None = None) -> str:
+        """A virsh command on this hypervisor (through its socket, not SSH)."""
+        argv = ["virsh", "-c", self.dirs.uri, *args]
+        try:
+            proc = subprocess.run(argv, input=stdin, capture_output=True, text=True,
+                                  timeout=COMMAND_TIMEOUT, check=False,
+                                  env={**os.environ, "LC_ALL": "C"})
+        except subprocess.TimeoutExpired:
+            raise HypervisorError(f"virsh {' '.join(args)}: no answer within "
+                                  f"{COMMAND_TIMEOUT:.0f} s") from None
+        if proc.returncode != 0:
+            raise HypervisorError(f"virsh {' '.join(args)}: {proc.stderr.strip()}")
+        return proc.stdout
+
+    def define(self, spec: VmSpec, files: VmFiles) -> None:
+        self.virsh("define", "/dev/stdin", stdin=domain_xml(spec, files))
+
+    def state(self, name: str) -> str:
+        """`virsh domstate`: "running", "shut off"..."""
+        return self.virsh("domstate", name).strip()
+
+    def domain_id(self, name: str) -> str:
+        """A new one at every start ("-" while shut off)."""
+        return self.virsh("domid", name).strip()
+
+    def dumpxml(self, name: str, inactive: bool = True) -> str:
+        return self.virsh("dumpxml", *(["--inactive"] if inactive else []), name)
+
+
+def wait_state(hypervisor: Hypervisor, name: str, wanted: str, timeout: float) -> bool:
+    """Whether the domain reaches `wanted` within `timeout` seconds."""
+    return until(lambda: hypervisor.state(name) == wanted, timeout, Poller(interval=0.2))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 1:
+        return supervise(HypervisorDirs(Path(args[0])))
+    print("usage: python -m ironsight.lab.hypervisor DIR  (started by Hypervisor.start)",
+          file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
