@@ -18,6 +18,10 @@ The service runs with `[DEFAULT] debug = true` for the access log (a little extr
 Needs root, QEMU, dnsmasq and ipmitool, like `ironsight lab up`.
 
     .venv/bin/python bench/bench_lab.py [--sizes 1,3,6] [--ramdisk-dir DIR]
+    .venv/bin/python bench/bench_lab.py --sizes 2 --ssh 1   # an IPMI VM beside a pxe_ssh one
+
+With `--ssh N` the last N VMs of each lab are libvirt domains of the lab's hypervisor,
+enrolled as pxe_ssh (powered by `virsh` over SSH) instead of VMs behind virtual BMCs.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ _ACCESS = re.compile(r'uvicorn\.access: (?P<ip>[\d.]+):\d+ - "(?P<method>\w+) (?
 @dataclass
 class Timeline:
     name: str
+    driver: str
     uuid: str
     mac: str
     requested: float
@@ -129,9 +134,10 @@ def _from_service_log(lab: Lab, timelines: dict[str, Timeline]) -> None:
                     timeline.at.setdefault("callback", when)
 
 
-def run_size(count: int, ramdisk_dir: Path, work: Path) -> tuple[float, list[Timeline]]:
+def run_size(count: int, ramdisk_dir: Path, work: Path,
+             ssh: int = 0) -> tuple[float, list[Timeline]]:
     options = LabOptions(
-        state_dir=work / f"lab-{count}", vms=default_vms(count),
+        state_dir=work / f"lab-{count}", vms=default_vms(count, ssh=min(ssh, count)),
         network=LabNetwork(namespace="ironsight-bench"), ramdisk_dir=ramdisk_dir,
         api_port=0, discoverd_port=0, bmc_same_ports=False,
         extra_conf={"DEFAULT": {"debug": "true"}})
@@ -141,7 +147,8 @@ def run_size(count: int, ramdisk_dir: Path, work: Path) -> tuple[float, list[Tim
         began = time.time()
         with lab.client() as api:
             for vm in lab.vms:
-                timelines[vm.spec.name] = Timeline(vm.spec.name, lab.state["nodes"][vm.spec.name],
+                timelines[vm.spec.name] = Timeline(vm.spec.name, vm.driver,
+                                                   lab.state["nodes"][vm.spec.name],
                                                    vm.spec.mac, time.time())
                 provision(api, vm.spec.name, "inspect")
             wait_states(api, names, {"manageable"}, TIMEOUT, failed={"inspect failed"},
@@ -160,11 +167,13 @@ def _cell(value: float | None) -> str:
 def print_table(count: int, wall: float, timelines: list[Timeline]) -> None:
     print(f"\n{count} VM{'s' if count > 1 else ''} at once: all manageable after {wall:.1f} s "
           "(seconds per step, from the previous one)")
-    header = ["VM", *STEPS, "total"]
+    header = ["VM", "driver", *STEPS, "total"]
     widths = [max(6, len(h)) for h in header]
+    widths[1] = max(widths[1], *(len(t.driver) for t in timelines))
     print("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
     for timeline in timelines:
-        cells = [timeline.name, *(_cell(v) for v in timeline.split()), _cell(timeline.total)]
+        cells = [timeline.name, timeline.driver, *(_cell(v) for v in timeline.split()),
+                 _cell(timeline.total)]
         print("  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
     totals = [t.total for t in timelines if t.total is not None]
     if totals:
@@ -176,12 +185,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,3,6", help="VMs at once, comma-separated")
     parser.add_argument("--ramdisk-dir", type=Path, default=REPO / ".state" / "ramdisk-cache")
+    parser.add_argument("--ssh", type=int, default=0,
+                        help="of each lab, this many VMs (the last) are pxe_ssh domains")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-lab-") as tmp:
         for count in sizes:
             print(f"lab of {count} VMs:", file=sys.stderr)
-            wall, timelines = run_size(count, args.ramdisk_dir, Path(tmp))
+            wall, timelines = run_size(count, args.ramdisk_dir, Path(tmp), args.ssh)
             print_table(count, wall, timelines)
     return 0
 

@@ -39,16 +39,23 @@ def lab_group() -> None:
               help="Root-namespace 127.0.0.1 port publishing the bare-metal API (0: any).")
 @click.option("--discoverd-port", type=click.IntRange(0, 65535), default=5050,
               show_default=True, help="Same, for discoverd's API (0: any).")
+@click.option("--ssh-nodes", type=click.IntRange(0, 50), default=0, show_default=True,
+              help="How many of the VMs (the last ones) are libvirt domains of the lab's own "
+                   "hypervisor, enrolled as pxe_ssh (needs libvirt: scripts/install-deps.sh).")
 @click.option("--no-manage", is_flag=True, help="Leave the enrolled nodes in enroll.")
 def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, namespace: str,
-               api_port: int, discoverd_port: int, no_manage: bool) -> None:
-    """Build/reuse the ramdisk, create the network, start the BMCs and the service, enroll
-    the nodes (pxe_ipmitool and pxe_ipminative alternating) and manage them."""
+               api_port: int, discoverd_port: int, ssh_nodes: int, no_manage: bool) -> None:
+    """Build/reuse the ramdisk, create the network, start the BMCs (and the hypervisor of
+    the pxe_ssh VMs) and the service, enroll the nodes (pxe_ipmitool and pxe_ipminative
+    alternating, then pxe_ssh) and manage them."""
     from ironsight.lab.lifecycle import up
     from ironsight.lab.network import LabNetwork, NetworkError
     from ironsight.lab.state import LabError, LabOptions, default_vms
 
-    options = LabOptions(state_dir=_state_dir(state_dir), vms=default_vms(nodes),
+    if ssh_nodes > nodes:
+        raise click.BadParameter(f"{ssh_nodes} is more than --nodes ({nodes})",
+                                 param_hint="--ssh-nodes")
+    options = LabOptions(state_dir=_state_dir(state_dir), vms=default_vms(nodes, ssh=ssh_nodes),
                          network=LabNetwork(namespace=namespace), ramdisk_dir=ramdisk_dir,
                          api_port=api_port, discoverd_port=discoverd_port,
                          manage=not no_manage)
@@ -89,13 +96,15 @@ def _summary(info: dict[str, Any]) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("VM", "MAC", "driver", "BMC", "vCPU", "MiB", "disk GiB", "QEMU",
+    table = Table("VM", "MAC", "driver", "BMC", "vCPU", "MiB", "disk GiB", "QEMU / domain",
                   "provision", "power", "found")
     for vm in info["vms"]:
         found = " ".join(f"{k}={v}" for k, v in vm["found"].items())
         table.add_row(vm["name"], vm["mac"], vm["driver"] or "-",
-                      f"udp/{vm['bmc_port']}", str(vm["cpus"]), str(vm["memory_mb"]),
-                      str(vm["disk_gb"]), str(vm["qemu_pid"] or "off"),
+                      "ssh" if vm["driver"] == "pxe_ssh" else f"udp/{vm['bmc_port']}",
+                      str(vm["cpus"]), str(vm["memory_mb"]), str(vm["disk_gb"]),
+                      (vm.get("domain_state") or "?") if vm["driver"] == "pxe_ssh"
+                      else str(vm["qemu_pid"] or "off"),
                       vm["provision_state"] or "?", vm["power_state"] or "?", found)
     console = Console(width=160, record=True)
     with console.capture() as capture:

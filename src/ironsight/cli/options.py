@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -163,7 +164,10 @@ def wait_option(func: F) -> F:
 
 
 class KeyValue(click.ParamType):
-    """`key=value`, the value JSON-decoded when it can be (`cpus=4` gives 4)."""
+    """`key=value`, the value JSON-decoded when it can be (`cpus=4` gives 4). `key=@FILE`
+    takes FILE's text as the value, so that a secret (a private key, a password) needs not
+    be on the command line, where other users of the host can read it; `key=@@text` is
+    the literal `@text`."""
 
     name = "key=value"
 
@@ -175,6 +179,14 @@ class KeyValue(click.ParamType):
         key, sep, raw = str(value).partition("=")
         if not sep or not key:
             self.fail(f"expected KEY=VALUE, got {value!r}", param, ctx)
+        if raw.startswith("@@"):
+            return key, raw[1:]
+        if raw.startswith("@"):
+            try:
+                return key, Path(raw[1:]).expanduser().read_text()
+            except (OSError, UnicodeDecodeError) as exc:
+                self.fail(f"{key}: cannot read {raw[1:]!r}: "
+                          f"{getattr(exc, 'strerror', None) or exc}", param, ctx)
         try:
             return key, json.loads(raw)
         except ValueError:

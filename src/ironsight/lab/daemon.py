@@ -48,21 +48,22 @@ def run_daemon(state_dir: Path) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
 
+    behind_bmcs = [vm for vm in lab.vms if not vm.under_libvirt]  # libvirt's: hypervisor.py
     machines = {vm.spec.name: QemuMachine(vm.spec, lab.files(vm.spec.name), prefix=net.prefix)
-                for vm in lab.vms}
+                for vm in behind_bmcs}
     bmcs: list[VirtualBmc] = []
     forwards: list[PortForward] = []
     server: BmcServer | None = None
     sender: lldp.Sender | None = None
     try:
         with network.entered(net.namespace):
-            for vm in lab.vms:
+            for vm in behind_bmcs:
                 bmcs.append(VirtualBmc(machines[vm.spec.name], user, password,
                                        address="127.0.0.1", port=vm.bmc_port,
                                        name=f"{vm.spec.name}-bmc"))
         root_ports = {}
         same = bool(lab.state.get("bmc_same_ports", True))
-        for vm in lab.vms:  # the same BMC, reachable from the root namespace
+        for vm in behind_bmcs:  # the same BMC, reachable from the root namespace
             bmc = _root_bmc(machines[vm.spec.name], vm, user, password, same)
             bmcs.append(bmc)
             root_ports[vm.spec.name] = bmc.port
@@ -78,7 +79,7 @@ def run_daemon(state_dir: Path) -> int:
             "discoverd_port": forwards[1].address[1], "bmc_root_ports": root_ports})
         LOG.info("lab daemon ready: %d BMCs in namespace %s on 127.0.0.1:%s, API on %s, "
                  "discoverd on %s", len(machines), net.namespace,
-                 ",".join(str(vm.bmc_port) for vm in lab.vms),
+                 ",".join(str(vm.bmc_port) for vm in behind_bmcs),
                  forwards[0].address, forwards[1].address)
         while not stop.wait(1.0):
             pass

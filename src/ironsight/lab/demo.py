@@ -2,7 +2,9 @@
 
 Where it can (root, QEMU, network namespaces), it is the real thing: it builds the discovery
 ramdisk, brings up a lab of three QEMU VMs behind virtual BMCs in an isolated network
-namespace, with `ironsight serve` running discoverd's dnsmasq and PXE filter, inspects the
+namespace (and, where libvirt can run, a fourth as a domain of the lab's own libvirtd,
+enrolled as pxe_ssh; where it cannot, the demo says why and goes on without it), with
+`ironsight serve` running discoverd's dnsmasq and PXE filter, inspects the
 VMs through the bare-metal API (`ironsight node inspect --wait`), prints what was found and
 takes the lab down. Elsewhere it says why and runs the simulated inspection:
 
@@ -133,14 +135,22 @@ def real_lab_unavailable() -> str | None:
 
 
 def run_lab() -> None:
-    """The real demo: VMs PXE-boot the discovery ramdisk and are inspected over IPMI."""
+    """The real demo: VMs PXE-boot the discovery ramdisk and are inspected, three powered
+    over IPMI and, where libvirt can run, one more as a libvirt domain powered over SSH
+    (pxe_ssh)."""
+    from ironsight.lab import hypervisor
     from ironsight.lab.lifecycle import running
     from ironsight.lab.state import LabOptions, default_vms
 
     state_dir = Path(tempfile.mkdtemp(prefix="ironsight-demo-lab-"))
-    vms = default_vms(3)
-    console.print("[bold]ironsight demo[/bold]: a lab of 3 QEMU VMs (TCG) with virtual BMCs, "
-                  "inspected through the full PXE path")
+    no_libvirt = hypervisor.unavailable()
+    vms = default_vms(3) if no_libvirt else default_vms(4, ssh=1)
+    console.print(f"[bold]ironsight demo[/bold]: a lab of {len(vms)} QEMU VMs (TCG), inspected "
+                  "through the full PXE path: 3 behind virtual BMCs (IPMI)"
+                  + ("" if no_libvirt else ", 1 a libvirt domain powered over SSH (pxe_ssh)"))
+    if no_libvirt:
+        console.print(f"[yellow]no pxe_ssh VM: libvirt cannot run here ({no_libvirt}); "
+                      "going on with the IPMI ones[/yellow]")
     try:
         with running(LabOptions(state_dir=state_dir, vms=vms),
                      log=lambda line: console.print(f"  lab: {line}")) as lab:
@@ -150,17 +160,20 @@ def run_lab() -> None:
                 console.print(f"  {vm.spec.name}: {vm.driver}, {vm.spec.cpus} vCPU, "
                               f"{vm.spec.memory_mb} MiB, {vm.spec.disk_gb} GiB disk, "
                               f"MAC {vm.spec.mac}")
-            console.print("[bold]inspecting[/bold] (each VM powers on over IPMI, PXE-boots "
-                          "the ramdisk from discoverd's dnsmasq, reports, powers off)")
+            console.print("[bold]inspecting[/bold] (each VM powers on over IPMI or `virsh` "
+                          "over SSH, PXE-boots the ramdisk from discoverd's dnsmasq, "
+                          "reports, powers off)")
             status = _cli("node", "inspect", *names, "--wait", "600")
             with lab.client() as api:
-                _print_history(api, names[0])
+                for name in names[-1:] if no_libvirt else (names[0], names[-1]):
+                    _print_history(api, name)
             if status != 0:
                 raise SystemExit(f"inspection failed; see above (service log: "
                                  f"{lab.serve_log})")
     finally:
         shutil.rmtree(state_dir, ignore_errors=True)
-    console.print("demo finished; the lab is down (VMs, BMCs, dnsmasq, namespace removed).")
+    console.print("demo finished; the lab is down (VMs, BMCs, hypervisor, dnsmasq, namespace "
+                  "removed).")
 
 
 def main() -> None:

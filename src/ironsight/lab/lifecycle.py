@@ -21,15 +21,18 @@ from ironsight.client.http import ClientError, api_answers, node_path
 from ironsight.client.wait import Poller, until
 from ironsight.common.config import ProcessingSection, default_ramdisk_dir
 from ironsight.common.files import private_dir
-from ironsight.lab import network
+from ironsight.lab import hypervisor, network
+from ironsight.lab.hypervisor import Hypervisor, HypervisorDirs, HypervisorError
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import enroll, provision, wait_states
 from ironsight.lab.processes import child_exited, log_tail, spawn, terminate
+from ironsight.lab.qemu import ensure_disks
 from ironsight.lab.state import (
     CONF_FILE,
     DAEMON_FILE,
     DAEMON_LOG,
     FORMAT,
+    HYPERVISOR_DIR,
     NS_API_PORT,
     NS_DISCOVERD_PORT,
     NS_RAMDISK_PORT,
@@ -94,6 +97,8 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
         f"{len(options.vms)} taps")
     network.create(net, [vm.spec.tap for vm in options.vms])
 
+    ssh_key = _start_hypervisor(lab, options, log)
+
     log("starting the lab daemon (virtual BMCs, QEMU, published ports)")
     lab.state["pids"]["daemon"] = spawn(
         [sys.executable, "-m", "ironsight.lab.daemon", str(lab.state_dir)], lab.daemon_log)
@@ -105,7 +110,11 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
     lab.save()
 
     conf = lab.state_dir / CONF_FILE
-    conf.write_text(service_config(lab.state_dir, net, ramdisk_dir, options.extra_conf))
+    extra = dict(options.extra_conf)
+    if ssh_key is not None:  # the conductor checks the hypervisor's host key
+        extra["ssh"] = {"known_hosts": str(HypervisorDirs(lab.hypervisor_dir).known_hosts),
+                        **extra.get("ssh", {})}
+    conf.write_text(service_config(lab.state_dir, net, ramdisk_dir, extra))
     log("starting `ironsight serve` inside the namespace")
     lab.state["pids"]["serve"] = spawn(
         [*net.prefix, sys.executable, "-m", "ironsight.cli", "serve", "--config-file",
@@ -118,7 +127,7 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
     with lab.client() as api:
         for vm in enrolled:
             lab.state.setdefault("nodes", {})[vm.spec.name] = enroll(
-                api, vm, options.bmc_user, password)
+                api, vm, options.bmc_user, password, ssh_key)
         lab.save()
         if options.manage and enrolled:
             names = [vm.spec.name for vm in enrolled]
@@ -126,6 +135,30 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
                 provision(api, name, "manage")
             wait_states(api, names, {"manageable"}, MANAGE_TIMEOUT, failed={"enroll"})
     log(f"lab up in {time.monotonic() - began:.1f} s")
+
+
+def _start_hypervisor(lab: Lab, options: LabOptions, log: Log) -> str | None:
+    """The lab's libvirtd and sshd, with a domain per pxe_ssh VM, when there are such VMs;
+    the private key the nodes log in with (None: no such VM)."""
+    under_libvirt = [vm for vm in options.vms if vm.under_libvirt]
+    if not under_libvirt:
+        return None
+    why = hypervisor.unavailable()
+    if why:
+        raise LabError(f"pxe_ssh VMs need libvirt, which cannot run here: {why}")
+    log(f"starting the lab's hypervisor (libvirtd, sshd) for {len(under_libvirt)} pxe_ssh "
+        "VMs")
+    hv = Hypervisor(lab.hypervisor_dir)
+    try:
+        lab.state["pids"]["hypervisor"] = hv.start(options.network.namespace)
+        lab.save()
+        for vm in under_libvirt:
+            files = lab.files(vm.spec.name)
+            ensure_disks(vm.spec, files)
+            hv.define(vm.spec, files)
+    except HypervisorError as exc:
+        raise LabError(str(exc)) from None
+    return hv.dirs.client_key.read_text()
 
 
 def _check_host() -> None:
@@ -152,7 +185,7 @@ def _reset_state_dir(state_dir: Path) -> None:
                  "ironsight.sqlite", "discoverd.sqlite"):
         for path in state_dir.glob(name + "*"):
             path.unlink()
-    for name in (VMS_DIR, "pxe", "ramdisk-logs"):
+    for name in (VMS_DIR, "pxe", "ramdisk-logs", HYPERVISOR_DIR):
         shutil.rmtree(state_dir / name, ignore_errors=True)
     (state_dir / VMS_DIR).mkdir()
 
@@ -273,6 +306,7 @@ def status(state_dir: Path) -> dict[str, Any]:
             "bmc_port": vm.bmc_port,
             "bmc_root_port": lab.state.get("bmc_root_ports", {}).get(vm.spec.name),
             "qemu_pid": lab.qemu_pid(vm.spec.name),
+            "domain_state": _domain_state(lab, vm.spec.name) if vm.under_libvirt else None,
             "provision_state": node.get("provision_state"),
             "power_state": node.get("power_state"),
             "found": {key: props.get(key) for key in ("cpus", "memory_mb", "local_gb")
@@ -284,9 +318,19 @@ def status(state_dir: Path) -> dict[str, Any]:
         "state_dir": str(lab.state_dir), "namespace": lab.network.namespace,
         "namespace_exists": network.exists(lab.network),
         "daemon_pid": daemon_pid, "serve_pid": serve_pid,
+        "hypervisor_pid": lab.process("hypervisor"),
         "api_url": lab.state.get("api_url"), "discoverd_url": lab.state.get("discoverd_url"),
         "api_error": api_error, "vms": vms,
     }
+
+
+def _domain_state(lab: Lab, name: str) -> str | None:
+    if lab.process("hypervisor") is None:
+        return None
+    try:
+        return Hypervisor(lab.hypervisor_dir).state(name)
+    except HypervisorError:
+        return None
 
 
 # --- down ---------------------------------------------------------------------------------------
@@ -297,7 +341,9 @@ def down(state_dir: Path, *, log: Log = print, fallback_network: LabNetwork | No
     state, `fallback_network`'s namespace (default: ironsight-lab) is deleted."""
     lab = Lab(state_dir)
     net = lab.network if lab.exists else (fallback_network or LabNetwork())
-    for role in ("serve", "daemon"):  # serve first: it ends dnsmasq and stops using the BMCs
+    # serve first: it ends dnsmasq and stops using the BMCs and the hypervisor, which
+    # destroys its domains as it ends
+    for role in ("serve", "daemon", "hypervisor"):
         pid = lab.process(role)
         if pid is None:
             continue

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from ironsight.client.http import ApiClient, ClientError, node_path
 from ironsight.client.wait import Node, NodeWatch, Poller, wait_for_nodes
+from ironsight.lab.hypervisor import LIBVIRT_URI, SSH_PORT, SSH_USER
 from ironsight.lab.state import LabError, LabVm
 
 
@@ -23,13 +24,23 @@ def _refused(action: str) -> Iterator[None]:
         raise LabError(f"{action}: {exc}") from None
 
 
-def enroll(api: ApiClient, vm: LabVm, user: str, password: str) -> str:
-    """The node of a VM, with its PXE port and its BMC in driver_info; returns its UUID."""
+def enroll(api: ApiClient, vm: LabVm, user: str, password: str,
+           ssh_key: str | None = None) -> str:
+    """The node of a VM, with its PXE port and in driver_info its BMC, or for a libvirt
+    domain its hypervisor's SSH login (`ssh_key`: the private key's text); returns its
+    UUID."""
+    if vm.under_libvirt:
+        if ssh_key is None:
+            raise LabError(f"{vm.spec.name} is a libvirt domain, but no hypervisor runs")
+        info = {"ssh_address": "127.0.0.1", "ssh_port": SSH_PORT, "ssh_username": SSH_USER,
+                "ssh_key_contents": ssh_key, "ssh_virt_type": "virsh",
+                "ssh_vm_name": vm.spec.name, "ssh_libvirt_uri": LIBVIRT_URI}
+    else:
+        info = {"ipmi_address": "127.0.0.1", "ipmi_port": vm.bmc_port,
+                "ipmi_username": user, "ipmi_password": password}
     with _refused(f"enrolling {vm.spec.name}"):
-        node = api.post("/v1/nodes", {
-            "name": vm.spec.name, "driver": vm.driver,
-            "driver_info": {"ipmi_address": "127.0.0.1", "ipmi_port": vm.bmc_port,
-                            "ipmi_username": user, "ipmi_password": password}})
+        node = api.post("/v1/nodes", {"name": vm.spec.name, "driver": vm.driver,
+                                      "driver_info": info})
         api.post("/v1/ports", {"address": vm.spec.mac, "node_uuid": node["uuid"]})
     return str(node["uuid"])
 

@@ -35,6 +35,8 @@ NS_API_PORT = 6385  # inside the namespace, on its loopback
 NS_DISCOVERD_PORT = 5050  # inside the namespace, on its loopback
 NS_RAMDISK_PORT = 5051  # discoverd's ramdisk side, inside the namespace, on the bridge address
 DRIVERS = ("pxe_ipmitool", "pxe_ipminative")
+SSH_DRIVER = "pxe_ssh"  # a libvirt domain of the lab's hypervisor (hypervisor.py), no BMC
+HYPERVISOR_DIR = "hypervisor"
 # (vCPUs, MiB, disk GiB) of VM 1, 2, 3, then again. Disks of 4 GiB at least: smaller ones
 # are no root disk (IPA's rule, which the agent follows) and local_gb would be 0. Memory is
 # small: TCG is CPU-bound and 256 MiB is plenty for the ramdisk.
@@ -52,6 +54,11 @@ class LabVm:
     bmc_port: int  # inside the namespace (the node's ipmi_port)
     enroll: bool = True
 
+    @property
+    def under_libvirt(self) -> bool:
+        """Run by the lab's libvirtd and powered over SSH (pxe_ssh), not by a virtual BMC."""
+        return self.driver == SSH_DRIVER
+
     def as_dict(self) -> dict[str, Any]:
         return {"spec": self.spec.as_dict(), "driver": self.driver, "bmc_port": self.bmc_port,
                 "enroll": self.enroll}
@@ -62,8 +69,9 @@ class LabVm:
                    bool(data.get("enroll", True)))
 
 
-def default_vms(count: int, *, bmc_base_port: int = 6230) -> list[LabVm]:
-    """`count` VMs named lab-1..N, drivers alternating, sizes cycling through SIZES."""
+def default_vms(count: int, *, ssh: int = 0, bmc_base_port: int = 6230) -> list[LabVm]:
+    """`count` VMs named lab-1..N, sizes cycling through SIZES: the first `count - ssh`
+    behind virtual BMCs (drivers alternating), the last `ssh` libvirt domains (pxe_ssh)."""
     vms = []
     for index in range(count):
         cpus, memory_mb, disk_gb = SIZES[index % len(SIZES)]
@@ -71,7 +79,8 @@ def default_vms(count: int, *, bmc_base_port: int = 6230) -> list[LabVm]:
         mac = f"52:54:00:1a:{number >> 8:02x}:{number & 0xFF:02x}"
         spec = VmSpec(name=f"lab-{number}", mac=mac, tap=f"tap{number}", cpus=cpus,
                       memory_mb=memory_mb, disk_gb=disk_gb)
-        vms.append(LabVm(spec, DRIVERS[index % len(DRIVERS)], bmc_base_port + index))
+        driver = SSH_DRIVER if index >= count - ssh else DRIVERS[index % len(DRIVERS)]
+        vms.append(LabVm(spec, driver, bmc_base_port + index))
     return vms
 
 
@@ -142,6 +151,10 @@ class Lab:
     @property
     def daemon_log(self) -> Path:
         return self.state_dir / DAEMON_LOG
+
+    @property
+    def hypervisor_dir(self) -> Path:
+        return self.state_dir / HYPERVISOR_DIR
 
     def files(self, name: str) -> VmFiles:
         return VmFiles(self.state_dir / VMS_DIR, name)

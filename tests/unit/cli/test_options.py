@@ -5,8 +5,13 @@ service turns into `Error: ...` and exit code 1."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
+import click
 import httpx
+import pytest
+
+from ironsight.cli.options import KEY_VALUE
 
 from ..fakes import ironic_error
 from .conftest import BASE, NODE_UUID, node_obj
@@ -79,3 +84,19 @@ def test_read_timeout_is_reported_with_the_timeout_used(run):
     result = run("node", "list", "--timeout", "3", transport=httpx.MockTransport(hang))
     assert result.exit_code == 1
     assert f"no answer from {BASE} within 3 s" in result.stderr
+
+
+def test_a_value_can_be_read_from_a_file_so_no_secret_is_in_argv(tmp_path: Any) -> None:
+    secret = tmp_path / "key"
+    secret.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n")
+    assert KEY_VALUE.convert(f"ssh_key_contents=@{secret}", None, None) == (
+        "ssh_key_contents", "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n")
+
+
+def test_a_double_at_sign_is_a_literal_at_sign() -> None:
+    assert KEY_VALUE.convert("extra=@@home", None, None) == ("extra", "@home")
+
+
+def test_an_unreadable_value_file_is_a_usage_error_naming_the_key(tmp_path: Any) -> None:
+    with pytest.raises(click.BadParameter, match="ssh_key_contents: cannot read"):
+        KEY_VALUE.convert(f"ssh_key_contents=@{tmp_path / 'missing'}", None, None)
