@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +14,22 @@ if TYPE_CHECKING:
     from ironsight.lab.bmc import VirtualBmc
 
 _ROOT = Path(__file__).parent
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Which virsh the pxe_ssh functional tests talk to (tests/functional/drivers)."""
+    from ironsight.lab.hypervisor import unavailable
+
+    reason = unavailable()
+    if reason is not None:
+        return f"pxe_ssh functional tests: the stand-in virsh (libvirt cannot run: {reason})"
+    try:
+        version = subprocess.run(["libvirtd", "--version"], capture_output=True, text=True,
+                                 timeout=10, check=False).stdout.split()[-1]
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        version = "version unknown"
+    return (f"pxe_ssh functional tests: the real virsh and libvirtd {version} (the stand-in "
+            "virsh is not used)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -8,6 +8,10 @@ virtual BMCs driving QEMU (TCG), the real discovery ramdisk. Five VMs:
   4/5/6 GiB disks) are inspected at once through the bare-metal API;
 * lab-4 is enrolled but never inspected: the PXE filter denies its MAC, so when it is powered
   on by hand through its BMC dnsmasq ignores it;
+* lab-6 (pxe_ssh; 2 vCPUs, 320 MiB, 5 GiB disk) is a libvirt domain of the lab's own
+  hypervisor (libvirtd and sshd in the lab's namespace, lab/hypervisor.py), powered with the
+  real `virsh` over SSH; it is inspected beside lab-1, once more, for their timings. Where
+  libvirt cannot run, it is left out and its test says why;
 * lab-5 has sixteen more small disks, which makes its agent's report larger than this lab's
   `[introspection] max_callback_size` (8 KiB; the other VMs' reports are ~4-5 KiB with their
   PCI devices, DMI and LLDP; each extra disk adds a disk and a PCI device, ~0.5 KiB): discoverd
@@ -31,6 +35,7 @@ service's log are printed.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import secrets
@@ -38,6 +43,7 @@ import shutil
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,13 +51,15 @@ from typing import Any
 import pytest
 
 from ironsight.client.http import ApiClient
+from ironsight.lab import hypervisor
+from ironsight.lab.hypervisor import Hypervisor
 from ironsight.lab.lifecycle import running
 from ironsight.lab.lldp import CHASSIS_MAC, PORT_NAME, SYSTEM_NAME
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import provision, wait_states
 from ironsight.lab.processes import log_tail
 from ironsight.lab.qemu import VmSpec
-from ironsight.lab.state import Lab, LabOptions, LabVm, default_vms
+from ironsight.lab.state import SSH_DRIVER, Lab, LabOptions, LabVm, default_vms
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECT_TIMEOUT = 180.0  # per node, all at once; one inspection takes ~20-40 s under TCG
@@ -59,6 +67,7 @@ DENY_WINDOW = 25.0  # iPXE sends 4-5 DHCPDISCOVERs in that time
 NORMAL = ("lab-1", "lab-2", "lab-3")
 DENIED = "lab-4"
 FAILING = "lab-5"
+UNDER_LIBVIRT = "lab-6"
 MAX_BODY = 8192
 BAREMETAL = shutil.which("baremetal") or str(Path(sys.executable).parent / "baremetal")
 NIC = "eth0"  # the ramdisk's only NIC, as test_ramdisk_boot.py shows (no udev renaming)
@@ -82,6 +91,9 @@ def _lab_vms() -> list[LabVm]:
     vms.append(LabVm(VmSpec(name=FAILING, mac="52:54:00:1a:00:05", tap="tap5", cpus=1,
                             memory_mb=256, disk_gb=4, extra_disks_mb=(16,) * 16),
                      "pxe_ipmitool", 6234))
+    if hypervisor.unavailable() is None:
+        vms.append(LabVm(VmSpec(name=UNDER_LIBVIRT, mac="52:54:00:1a:00:06", tap="tap6",
+                                cpus=2, memory_mb=320, disk_gb=5), SSH_DRIVER, 6235))
     return vms
 
 
@@ -364,3 +376,69 @@ def test_ramdisk_error_fails_inspection(lab: Lab, client: ApiClient) -> None:
         serial = lab.files(FAILING).serial_log.read_text(errors="replace")
         assert "error report" in serial, serial[-3000:]
         assert "local_gb" not in node["properties"], node["properties"]  # nothing applied
+
+
+def _domain_hardware(hv: Hypervisor, name: str) -> tuple[int, int, int]:
+    """vCPUs, MiB and disk GiB as libvirt defines the domain (not as the lab asked)."""
+    root = ET.fromstring(hv.dumpxml(name))
+    memory = root.find("memory")
+    assert memory is not None and memory.get("unit") == "KiB", hv.dumpxml(name)
+    disk = root.find("./devices/disk/source")
+    assert disk is not None
+    info = subprocess.run(["qemu-img", "info", "--output=json", disk.get("file", "")],
+                          capture_output=True, text=True, timeout=30, check=True)
+    size = json.loads(info.stdout)["virtual-size"]
+    return int(root.findtext("vcpu") or 0), int(memory.text or 0) // 1024, size // 1024**3
+
+
+def _took(node: dict[str, Any]) -> float:
+    started = dt.datetime.fromisoformat(node["inspection_started_at"])
+    return (dt.datetime.fromisoformat(node["inspection_finished_at"]) - started).total_seconds()
+
+
+def test_pxe_ssh_vm_under_libvirt_is_inspected_beside_an_ipmi_one(
+        lab: Lab, client: ApiClient) -> None:
+    """Power on by `virsh start` over SSH, the boot device in the domain's definition, PXE,
+    the ramdisk, its report, power off by `virsh destroy`; lab-1 (IPMI) at the same time."""
+    why = hypervisor.unavailable()
+    if why is not None:
+        pytest.skip(f"libvirt cannot run here: {why}")
+    hv = Hypervisor(lab.hypervisor_dir)
+    both = (UNDER_LIBVIRT, "lab-1")
+    with diagnosed(lab, both):
+        assert hv.state(UNDER_LIBVIRT) == "shut off"
+        for name in both:
+            provision(client, name, "inspect")
+        done = wait_states(client, both, {"manageable"}, INSPECT_TIMEOUT,
+                           failed={"inspect failed", "enroll"}, settled=_powered_off)
+        print(f"inspected at once: {UNDER_LIBVIRT} (pxe_ssh, libvirt) in "
+              f"{_took(done[UNDER_LIBVIRT]):.1f} s, lab-1 (pxe_ipmitool) in "
+              f"{_took(done['lab-1']):.1f} s")
+        node = done[UNDER_LIBVIRT]
+        assert node["driver"] == SSH_DRIVER and node["last_error"] is None, node
+        cpus, memory_mb, disk_gb = _domain_hardware(hv, UNDER_LIBVIRT)
+        props = node["properties"]
+        assert (props["cpus"], props["memory_mb"], props["local_gb"]) == (
+            cpus, memory_mb, disk_gb - 1), (props, (cpus, memory_mb, disk_gb))
+        assert hypervisor.wait_state(hv, UNDER_LIBVIRT, "shut off", 15), hv.state(UNDER_LIBVIRT)
+        boot = ET.fromstring(hv.dumpxml(UNDER_LIBVIRT)).find("./os/boot")
+        assert boot is not None and boot.get("dev") == "network"  # set by the driver
+        qemu_log = (lab.hypervisor_dir / "log" / "qemu" / f"{UNDER_LIBVIRT}.log").read_text()
+        assert "reason=destroyed" in qemu_log, qemu_log[-2000:]  # virsh destroy, not a crash
+        history = [e["event"] for e in
+                   _get(client, f"/v1/nodes/{UNDER_LIBVIRT}/history")["history"]]
+        assert any("power on" in e for e in history), history
+        assert any("power off" in e for e in history), history
+        leases = lab.pxe_lines(f"{lab.vm(UNDER_LIBVIRT).spec.mac} got the address")
+        assert len(leases) >= 2, leases  # iPXE's lease, then the ramdisk's
+
+
+def test_the_hypervisors_key_is_never_shown(lab: Lab, client: ApiClient) -> None:
+    if hypervisor.unavailable() is not None:
+        pytest.skip("libvirt cannot run here")
+    key = (lab.hypervisor_dir / "ssh" / "id_ed25519").read_text()
+    body = key.splitlines()[1]  # a line of the key's base64
+    node = _get(client, f"/v1/nodes/{UNDER_LIBVIRT}")
+    assert node["driver_info"]["ssh_key_contents"] == "******", node["driver_info"]
+    assert body not in json.dumps(node)
+    assert body not in lab.serve_log.read_text(errors="replace")

@@ -1,12 +1,17 @@
 """Real programs for the driver tests: `ipmitool` against the virtual BMC (fixtures in
-tests/conftest.py) and a real `sshd` whose sessions find a stand-in `virsh` first on PATH
-(libvirt cannot run here). The stand-in keeps each domain's state and XML in files, so a
-test can check what the driver really did on the "hypervisor"."""
+tests/conftest.py); a real `sshd` whose sessions find a stand-in `virsh` first on PATH (runs
+wherever sshd does; it keeps each domain's state and XML in files, so a test can check what
+the driver really did on the "hypervisor"); and, where libvirt can run, a real libvirt
+hypervisor (ironsight.lab.hypervisor) in a network namespace of the tests' own, its sshd
+published on a loopback port of the root namespace."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import pwd
+import random
 import shutil
 import socket
 import subprocess
@@ -18,6 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from ironsight.common import config
+from ironsight.lab import network
+from ironsight.lab.hypervisor import Hypervisor, HypervisorError, unavailable
+from ironsight.lab.network import LabNetwork, PortForward
+from ironsight.lab.qemu import VmFiles, VmSpec
 
 SSHD = "/usr/sbin/sshd"
 
@@ -132,7 +143,12 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
-    """A real sshd on 127.0.0.1 (key login only) whose sessions run the stand-in virsh."""
+    """A real sshd on 127.0.0.1 (key login only) whose sessions run the stand-in virsh:
+    only where libvirt cannot run (elsewhere test_ssh_libvirt.py checks the same behaviours
+    against the real virsh; IRONSIGHT_TEST_STAND_IN_VIRSH=1 runs it anyway)."""
+    if unavailable() is None and not os.environ.get("IRONSIGHT_TEST_STAND_IN_VIRSH"):
+        pytest.skip("libvirt runs here: the same behaviours are tested against the real "
+                    "virsh (test_ssh_libvirt.py), the stand-in is for machines without it")
     if not os.path.exists(SSHD) or shutil.which("ssh-keygen") is None:
         pytest.skip("sshd is not installed (apt-get install openssh-server)")
     tmp = tmp_path_factory.mktemp("sshd")
@@ -189,3 +205,90 @@ def domain(sshd: Sshd) -> Domain:
     (path / "state").write_text("shut off\n")
     (path / "domain.xml").write_text(DOMAIN_XML.format(name=name))
     return Domain(name=name, path=path)
+
+
+# --- a real libvirt hypervisor ----------------------------------------------------------------
+
+LIBVIRT_TAPS = ("isv-t0", "isv-t1")  # taken in turn; a domain holds its tap while running
+CONF_OVERRIDES = {"connect_timeout": "10", "command_timeout": "30"}
+
+
+def _known_hosts(path: Path, port: int, host_public_key: Path) -> Path:
+    kind, key = host_public_key.read_text().split()[:2]
+    path.write_text(f"[127.0.0.1]:{port} {kind} {key}\n")
+    return path
+
+
+@dataclass
+class Libvirt:
+    """The real hypervisor as the driver sees it (sshd on 127.0.0.1:`port`) and as a test
+    checks it (`hypervisor.virsh` etc., through libvirtd's socket, not SSH)."""
+
+    hypervisor: Hypervisor
+    port: int
+    key: str  # the client key sshd accepts for root
+    other_key: str  # a private key sshd does not know
+    known_hosts: Path  # the hypervisor's real host key for [127.0.0.1]:port
+    wrong_known_hosts: Path  # another host key for the same name
+    run_dir: Path  # the domains' serial logs
+    taps: Iterator[str]
+
+    def conf(self, known_hosts: Path | None = None) -> config.Config:
+        return config.load(overrides={"ssh": {
+            **CONF_OVERRIDES, "known_hosts": str(known_hosts or self.known_hosts)}})
+
+    def driver_info(self, vm_name: str, **extra: Any) -> dict[str, Any]:
+        return {"ssh_address": "127.0.0.1", "ssh_port": self.port, "ssh_username": "root",
+                "ssh_key_contents": self.key, "ssh_virt_type": "virsh",
+                "ssh_vm_name": vm_name, **extra}
+
+
+@pytest.fixture(scope="module")
+def libvirt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Libvirt]:
+    """libvirtd, virtlogd and sshd in a network namespace of this process's own (with a
+    bridge and taps for the domains' NICs, nothing leading out)."""
+    tmp = tmp_path_factory.mktemp("libvirt")
+    net = LabNetwork(namespace=f"isv-{os.getpid()}", bridge="br-t")
+    network.create(net, taps=LIBVIRT_TAPS)
+    forward: PortForward | None = None
+    pid: int | None = None
+    try:
+        hypervisor = Hypervisor(tmp / "hypervisor")
+        pid = hypervisor.start(net.namespace)
+        forward = PortForward(net.namespace, ("127.0.0.1", 22)).start()
+        port = forward.address[1]
+        _keygen(tmp / "other_key")
+        _keygen(tmp / "other_host_key")
+        run_dir = tmp / "domains"
+        run_dir.mkdir()
+        yield Libvirt(
+            hypervisor=hypervisor, port=port, key=hypervisor.dirs.client_key.read_text(),
+            other_key=(tmp / "other_key").read_text(),
+            known_hosts=_known_hosts(tmp / "known_hosts", port,
+                                     hypervisor.dirs.ssh / "host_ed25519.pub"),
+            wrong_known_hosts=_known_hosts(tmp / "wrong_known_hosts", port,
+                                           tmp / "other_host_key.pub"),
+            run_dir=run_dir, taps=itertools.cycle(LIBVIRT_TAPS))
+    finally:
+        if forward is not None:
+            forward.close()
+        if pid is not None:
+            Hypervisor.stop(pid)
+        network.destroy(net)
+
+
+@pytest.fixture
+def libvirt_domain(libvirt: Libvirt) -> Iterator[str]:
+    """A fresh domain, shut off, booting from disk (it has none: 128 MiB and a NIC); its
+    name. Destroyed (when running) and undefined afterwards."""
+    name = f"isv-{uuid.uuid4().hex[:8]}"
+    mac = "52:54:00:" + ":".join(f"{random.randrange(256):02x}" for _ in range(3))
+    spec = VmSpec(name=name, mac=mac, tap=next(libvirt.taps), memory_mb=128, disk_gb=0)
+    libvirt.hypervisor.define(spec, VmFiles(libvirt.run_dir, name))
+    try:
+        yield name
+    finally:
+        if libvirt.hypervisor.state(name) != "shut off":
+            with contextlib.suppress(HypervisorError):  # it may have stopped meanwhile
+                libvirt.hypervisor.virsh("destroy", name)
+        libvirt.hypervisor.virsh("undefine", name)

@@ -1,10 +1,12 @@
-"""pxe_ssh against a real sshd; virsh is a stand-in that keeps domain state in files."""
+"""pxe_ssh against a real sshd with a stand-in virsh that keeps domain state in files: where
+libvirt cannot run (elsewhere test_ssh_libvirt.py runs the same behaviours against it)."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
+import asyncssh
 import pytest
 
 from ironsight.baremetal import states
@@ -105,9 +107,11 @@ async def test_unknown_vm_reports_virsh_error(sshd: Any) -> None:
         await SshPower(CONF).get_power_state(node(sshd.driver_info("no-such-vm")))
 
 
-async def test_hypervisor_not_listening_is_a_driver_error(sshd: Any, domain: Any,
-                                                         unused_tcp_port: int) -> None:
-    info = sshd.driver_info(domain.name, ssh_port=unused_tcp_port)
+async def test_hypervisor_not_listening_is_a_driver_error(unused_tcp_port: int) -> None:
+    """Whichever virsh is on the far side: nothing listens there."""
+    key = asyncssh.generate_private_key("ssh-ed25519").export_private_key().decode()
+    info = {"ssh_address": "127.0.0.1", "ssh_port": unused_tcp_port, "ssh_username": "root",
+            "ssh_key_contents": key, "ssh_virt_type": "virsh", "ssh_vm_name": "vm"}
     start = time.monotonic()
     with pytest.raises(DriverError, match="cannot connect to hypervisor"):
         await SshPower(CONF).get_power_state(node(info))
