@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 _ROOT = Path(__file__).parent
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def _which_virsh() -> str:
     """Which virsh the pxe_ssh functional tests talk to (tests/functional/drivers)."""
     from ironsight.lab.hypervisor import unavailable
 
@@ -28,8 +29,19 @@ def pytest_report_header(config: pytest.Config) -> str:
                                  timeout=10, check=False).stdout.split()[-1]
     except (OSError, subprocess.TimeoutExpired, IndexError):
         version = "version unknown"
-    return (f"pxe_ssh functional tests: the real virsh and libvirtd {version} (the stand-in "
-            "virsh is not used)")
+    stand_in = ("and the stand-in one: IRONSIGHT_TEST_STAND_IN_VIRSH is set"
+                if os.environ.get("IRONSIGHT_TEST_STAND_IN_VIRSH")
+                else "the stand-in virsh is not used")
+    return f"pxe_ssh functional tests: the real virsh and libvirtd {version} ({stand_in})"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return _which_virsh()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Again at the end, where `pytest -q` (make test, CI) shows it: -q hides the header."""
+    terminalreporter.write_line(_which_virsh())
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
