@@ -24,6 +24,7 @@ configuration (ours then runs QEMU as root, `dynamic_ownership = 0`).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import grp
 import json
 import logging
@@ -39,6 +40,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ironsight.client.wait import Poller, until
 from ironsight.lab.processes import child_exited, log_tail, spawn, terminate
@@ -55,6 +57,8 @@ SSH_USER = "root"
 LIBVIRT_URI = "qemu:///system"
 START_TIMEOUT = 60.0
 COMMAND_TIMEOUT = 60.0
+PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+REAP_INTERVAL = 0.5
 # libvirt's fixed paths, each replaced by a directory of the hypervisor's own
 MOUNTS = {"etc": "/etc/libvirt", "run": "/run/libvirt", "lib": "/var/lib/libvirt",
           "log": "/var/log/libvirt", "cache": "/var/cache/libvirt"}
@@ -179,46 +183,118 @@ def _listening(host: str, port: int) -> bool:
     return False
 
 
+class _Children:
+    """The supervisor's own children, and the orphans it adopts as a child subreaper.
+
+    libvirtd daemonizes every QEMU it starts, so a QEMU's parent is the nearest subreaper,
+    else PID 1; and `virsh destroy` returns only once the QEMU's pid is gone, i.e. reaped.
+    An init that reaps lazily (this kind of machine's takes about 1.5 s) made every pxe_ssh
+    power off wait for it; a hypervisor host's systemd reaps at once, and so do we.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._own: dict[int, subprocess.Popen[bytes]] = {}
+
+    def spawn(self, args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        with self._lock:  # registered before the reaper can see it end
+            proc = subprocess.Popen(list(args), **kwargs)
+            self._own[proc.pid] = proc
+            return proc
+
+    def run(self, args: Sequence[str], timeout: float) -> str:
+        """A command's standard output (its errors are not ours to handle here)."""
+        proc = self.spawn(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+        return out.decode(errors="replace")
+
+    def reap_orphans(self) -> None:
+        with self._lock:
+            while True:
+                try:
+                    ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                except ChildProcessError:
+                    return
+                if ended is None:
+                    return
+                own = self._own.get(ended.si_pid)
+                if own is None:
+                    os.waitpid(ended.si_pid, 0)
+                elif own.poll() is None:
+                    return  # being waited for elsewhere; it goes first
+                else:
+                    del self._own[ended.si_pid]
+
+
+def _become_subreaper() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+def _reap_until(done: threading.Event, children: _Children) -> threading.Thread:
+    ended = threading.Event()
+    signal.signal(signal.SIGCHLD, lambda *_: ended.set())
+
+    def reap() -> None:
+        while not done.is_set():
+            ended.wait(REAP_INTERVAL)  # the interval in case a signal came in between
+            ended.clear()
+            children.reap_orphans()
+
+    thread = threading.Thread(target=reap, name="reaper", daemon=True)
+    thread.start()
+    return thread
+
+
 def supervise(dirs: HypervisorDirs) -> int:
     """Run virtlogd, libvirtd and sshd until SIGTERM (in the namespaces `Hypervisor.start`
-    put this process in)."""
+    put this process in), and reap the QEMUs libvirtd leaves to us."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     _bind_mounts(dirs)
+    _become_subreaper()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    children: list[subprocess.Popen[bytes]] = []
+    children = _Children()
+    reaping = threading.Event()
+    reaper = _reap_until(reaping, children)
+    started: list[subprocess.Popen[bytes]] = []
     try:
         # pid files in our /run/libvirt: their default, /run/<daemon>.pid, is the machine's
         # (shared with every other hypervisor, which would make the second one fail to start)
         for daemon in ("virtlogd", "libvirtd"):
-            children.append(subprocess.Popen(
+            started.append(children.spawn(
                 [daemon, "--pid-file", f"{MOUNTS['run']}/{daemon}.pid"]))
         if not until(lambda: Path(MOUNTS["run"], "libvirt-sock").exists()
-                     or any(c.poll() is not None for c in children), START_TIMEOUT,
-                     Poller(interval=0.1)) or any(c.poll() is not None for c in children):
+                     or any(c.poll() is not None for c in started), START_TIMEOUT,
+                     Poller(interval=0.1)) or any(c.poll() is not None for c in started):
             LOG.error("libvirtd did not start")
             return 1
         os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation
-        children.append(subprocess.Popen([SSHD, "-D", "-e", "-f",
-                                          str(dirs.ssh / "sshd_config")]))
-        if not until(lambda: _listening("127.0.0.1", SSH_PORT) or children[-1].poll()
+        started.append(children.spawn([SSHD, "-D", "-e", "-f",
+                                       str(dirs.ssh / "sshd_config")]))
+        if not until(lambda: _listening("127.0.0.1", SSH_PORT) or started[-1].poll()
                      is not None, START_TIMEOUT, Poller(interval=0.1)) or \
-                children[-1].poll() is not None:
+                started[-1].poll() is not None:
             LOG.error("sshd did not start")
             return 1
         dirs.ready.write_text(json.dumps({"pid": os.getpid()}))
         LOG.info("hypervisor ready: libvirtd on %s, sshd on 127.0.0.1:%d", dirs.socket,
                  SSH_PORT)
         while not stop.wait(1.0):
-            if any(c.poll() is not None for c in children):
-                LOG.error("a child ended: %s", [c.args for c in children
+            if any(c.poll() is not None for c in started):
+                LOG.error("a child ended: %s", [c.args for c in started
                                                  if c.poll() is not None])
                 return 1
         return 0
     finally:
-        _destroy_domains()
-        for child in reversed(children):
+        _destroy_domains(children)
+        for child in reversed(started):
             if child.poll() is None:
                 child.terminate()
                 try:
@@ -226,15 +302,15 @@ def supervise(dirs: HypervisorDirs) -> int:
                 except subprocess.TimeoutExpired:
                     child.kill()
                     child.wait(5)
+        reaping.set()
+        reaper.join(REAP_INTERVAL + 1)
+        children.reap_orphans()
 
 
-def _destroy_domains() -> None:
+def _destroy_domains(children: _Children) -> None:
     """Running domains end with their hypervisor (as a lab's VMs power off at `down`)."""
-    listed = subprocess.run(["virsh", "-c", LIBVIRT_URI, "list", "--name"],
-                            capture_output=True, text=True, timeout=30, check=False)
-    for name in listed.stdout.split():
-        subprocess.run(["virsh", "-c", LIBVIRT_URI, "destroy", name],
-                       capture_output=True, timeout=30, check=False)
+    for name in children.run(["virsh", "-c", LIBVIRT_URI, "list", "--name"], 30).split():
+        children.run(["virsh", "-c", LIBVIRT_URI, "destroy", name], 30)
 
 
 # --- the root side ---------------------------------------------------------------------------

@@ -4,11 +4,13 @@ libvirtd through its socket, not through the driver."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -73,6 +75,23 @@ async def test_power_off_destroys_the_domain(libvirt: Libvirt, libvirt_domain: s
     await power(libvirt).set_power_state(node(libvirt.driver_info(libvirt_domain)),
                                          states.POWER_OFF, timeout=30)
     assert libvirt.hypervisor.state(libvirt_domain) == "shut off"
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+async def test_a_destroyed_domains_qemu_is_reaped_by_the_hypervisor(
+        libvirt: Libvirt, libvirt_domain: str) -> None:
+    """libvirtd daemonizes QEMU; the hypervisor adopts it and reaps it as soon as it ends,
+    as a host's init does: `virsh destroy` waits until the pid is gone."""
+    libvirt.hypervisor.virsh("start", libvirt_domain)
+    pid_file = libvirt.hypervisor.dirs.root / "run" / "qemu" / f"{libvirt_domain}.pid"
+    qemu = int(pid_file.read_text())
+    assert _parent(qemu) == json.loads(libvirt.hypervisor.dirs.ready.read_text())["pid"]
+    await power(libvirt).set_power_state(node(libvirt.driver_info(libvirt_domain)),
+                                         states.POWER_OFF, timeout=30)
+    assert not Path(f"/proc/{qemu}").exists()  # not even a zombie
 
 
 async def test_reboot_of_a_running_domain_destroys_and_starts_it(libvirt: Libvirt,

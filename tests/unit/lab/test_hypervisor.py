@@ -7,6 +7,8 @@ from __future__ import annotations
 import grp
 import pwd
 import stat
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -207,3 +209,45 @@ def test_a_missing_libvirt_qemu_user_or_group_says_what_creates_it(
 def test_libvirt_needs_root(everything_there: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hypervisor.os, "geteuid", lambda: 1000)
     assert "root" in (unavailable() or "")
+
+
+# --- reaping what libvirtd leaves to the supervisor (a child subreaper) ----------------------
+
+_REAPER_PROBE = """
+import os, time
+from pathlib import Path
+from ironsight.lab.hypervisor import _Children, _become_subreaper
+
+def parent(pid):
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+_become_subreaper()
+children = _Children()
+own = children.spawn(["sh", "-c", "exit 3"])
+read, write = os.pipe()
+middle = os.fork()
+if middle == 0:  # as libvirtd daemonizes QEMU: the middle process exits, its child lives on
+    orphan = os.fork()
+    if orphan == 0:
+        time.sleep(0.5)
+        os._exit(0)
+    os.write(write, str(orphan).encode())
+    os._exit(0)
+os.waitpid(middle, 0)
+orphan = int(os.read(read, 32))
+adopted = parent(orphan) == os.getpid()
+time.sleep(1.0)  # both have ended by now
+zombie = Path(f"/proc/{orphan}").exists()
+children.reap_orphans()
+while own.poll() is None:  # if `own` came first in the queue
+    children.reap_orphans()
+children.reap_orphans()
+print(adopted, zombie, Path(f"/proc/{orphan}").exists(), own.returncode)
+"""
+
+
+def test_the_supervisor_adopts_and_reaps_orphans_and_keeps_its_own_childrens_status(
+        ) -> None:
+    result = subprocess.run([sys.executable, "-c", _REAPER_PROBE], capture_output=True,
+                            text=True, timeout=30, check=True)
+    assert result.stdout.split() == ["True", "True", "False", "3"], result
