@@ -11,7 +11,7 @@ split along its path:
             -> callback          the report arrives: discoverd's first GET of the node on
                                  the bare-metal API after that lease (access log)
             -> node updated      history "Node updated: properties"
-            -> power off         history "Power state is now power off"
+            -> power off         history: the event ending in "power off"
             -> manageable        history "... to manageable"
 
 The service runs with `[DEFAULT] debug = true` for the access log (a little extra CPU).
@@ -49,6 +49,12 @@ STEPS = ("power on", "lease (iPXE)", "ramdisk fetched", "lease (ramdisk)", "call
 
 _LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
 _LEASE = re.compile(r"PXE: (?P<mac>[0-9a-f:]{17}) got the address (?P<ip>\S+)")
+# a power change is its own event, or (since the node changes of issue 13) the end of the
+# provision state change it came with: "... (wait): boot device set ...: power on"
+_HISTORY_MARKERS = (("power on", re.compile(r"Power state is now power on|: power on$")),
+                    ("node updated", re.compile(r"Node updated: properties")),
+                    ("power off", re.compile(r"Power state is now power off|: power off$")),
+                    ("manageable", re.compile(r"from inspect wait to manageable")))
 _ACCESS = re.compile(r'uvicorn\.access: (?P<ip>[\d.]+):\d+ - "(?P<method>\w+) (?P<path>[^\s?]+)')
 
 
@@ -97,11 +103,8 @@ def _from_history(lab: Lab, timeline: Timeline) -> None:
         if when < timeline.requested:
             continue
         text = event["event"]
-        for step, marker in (("power on", "Power state is now power on"),
-                             ("node updated", "Node updated: properties"),
-                             ("power off", "Power state is now power off"),
-                             ("manageable", "from inspect wait to manageable")):
-            if marker in text and step not in timeline.at:
+        for step, marker in _HISTORY_MARKERS:
+            if marker.search(text) and step not in timeline.at:
                 timeline.at[step] = when
 
 
