@@ -7,10 +7,11 @@ have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok ins
 # ipmitool: pxe_ipmitool; openssh-*: pxe_ssh tests; dnsmasq-base iptables ipxe: discoverd's
 # PXE side; busybox-static cpio kmod: the ramdisk builder; qemu-*: the VM lab and e2e tests;
 # haproxy: the load balancer of the scale-out guide, run by its tests; libvirt-*: the real
-# hypervisor of the pxe_ssh tests (not libvirt-daemon-system: no system service, no network).
+# hypervisor of the pxe_ssh tests (not libvirt-daemon-system: no system service, no network);
+# openssl: the root password hash its sshd sees in those tests.
 for pkg in ipmitool openssh-server openssh-client python3-venv python3.11 iproute2 dnsmasq-base \
            iptables ipxe busybox-static cpio kmod qemu-system-x86 qemu-utils ipxe-qemu haproxy \
-           libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients; do
+           libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients openssl; do
   have "$pkg" || need+=("$pkg")
 done
 # PostgreSQL: only when no server answers and none is installed.

@@ -50,6 +50,7 @@ LOG = logging.getLogger(__name__)
 
 QEMU_DRIVER = Path("/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so")
 SSHD = "/usr/sbin/sshd"
+SHADOW = Path("/etc/shadow")
 SSH_PORT = 22  # of the namespace's 127.0.0.1
 SSH_USER = "root"
 # What virsh connects to in an SSH session there (the session is in the private mount
@@ -119,6 +120,11 @@ class HypervisorDirs:
         return self.ssh / "known_hosts"
 
     @property
+    def shadow(self) -> Path:
+        """/etc/shadow as the hypervisor's sshd sees it, when root has a password there."""
+        return self.ssh / "shadow"
+
+    @property
     def ready(self) -> Path:
         return self.root / "ready.json"
 
@@ -132,10 +138,13 @@ def _keygen(path: Path) -> None:
                    check=True, capture_output=True, timeout=30)
 
 
-def prepare(dirs: HypervisorDirs, ssh_host: str = "127.0.0.1",
-            ssh_port: int = SSH_PORT) -> None:
+def prepare(dirs: HypervisorDirs, ssh_host: str = "127.0.0.1", ssh_port: int = SSH_PORT,
+            password: str | None = None) -> None:
     """Lay out the directories, libvirt's configuration, sshd's and the keys (a host key,
-    and the client key whose public half sshd accepts for root). Kept when already there."""
+    and the client key whose public half sshd accepts for root). Kept when already there.
+
+    With `password`, sshd also takes it for root: the hypervisor's mount namespace sees a
+    copy of /etc/shadow with root's hash replaced (the machine's own is never changed)."""
     dirs.root.mkdir(parents=True, exist_ok=True)
     dirs.root.chmod(0o700)
     for name in MOUNTS:
@@ -161,19 +170,40 @@ ListenAddress {ssh_host}:{ssh_port}
 HostKey {host_key}
 PidFile {dirs.ssh}/sshd.pid
 AuthorizedKeysFile {dirs.ssh}/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
+PermitRootLogin {"yes" if password else "prohibit-password"}
+PasswordAuthentication {"yes" if password else "no"}
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
 """)
+    _write_shadow(dirs, password)
+
+
+def _write_shadow(dirs: HypervisorDirs, password: str | None) -> None:
+    dirs.shadow.unlink(missing_ok=True)
+    if password is None:
+        return
+    hashed = subprocess.run(["openssl", "passwd", "-6", "-stdin"], input=password,
+                            capture_output=True, text=True, check=True, timeout=30)
+    lines = []
+    for line in SHADOW.read_text().splitlines():
+        fields = line.split(":")
+        if fields[0] == SSH_USER:
+            fields[1] = hashed.stdout.strip()
+        lines.append(":".join(fields))
+    fd = os.open(dirs.shadow, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write("\n".join(lines) + "\n")
 
 
 # --- inside the namespaces: the supervisor -----------------------------------------------
 
 def _bind_mounts(dirs: HypervisorDirs) -> None:
-    for name, target in MOUNTS.items():
-        subprocess.run(["mount", "--bind", str(dirs.root / name), target], check=True,
+    binds = [(dirs.root / name, target) for name, target in MOUNTS.items()]
+    if dirs.shadow.exists():
+        binds.append((dirs.shadow, str(SHADOW)))
+    for source, target in binds:
+        subprocess.run(["mount", "--bind", str(source), target], check=True,
                        capture_output=True, timeout=10)
 
 
@@ -360,13 +390,14 @@ class Hypervisor:
     def __init__(self, root: Path) -> None:
         self.dirs = HypervisorDirs(root.resolve())
 
-    def start(self, namespace: str) -> int:
+    def start(self, namespace: str, password: str | None = None) -> int:
         """Start the supervisor in `namespace` (which must exist); returns its pid once
-        libvirtd and sshd answer."""
+        libvirtd and sshd answer. sshd takes the client key for root, and `password` too
+        when given."""
         reason = unavailable()
         if reason:
             raise HypervisorError(reason)
-        prepare(self.dirs)
+        prepare(self.dirs, password=password)
         self.dirs.ready.unlink(missing_ok=True)
         for target in MOUNTS.values():  # mount points (empty) for the private binds
             Path(target).mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ import itertools
 import os
 import pwd
 import random
+import secrets
 import shutil
 import socket
 import subprocess
@@ -227,6 +228,7 @@ class Libvirt:
     hypervisor: Hypervisor
     port: int
     key: str  # the client key sshd accepts for root
+    password: str  # root's password as sshd sees it (in the hypervisor's namespace only)
     other_key: str  # a private key sshd does not know
     known_hosts: Path  # the hypervisor's real host key for [127.0.0.1]:port
     wrong_known_hosts: Path  # another host key for the same name
@@ -254,7 +256,8 @@ def libvirt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Libvirt]:
     pid: int | None = None
     try:
         hypervisor = Hypervisor(tmp / "hypervisor")
-        pid = hypervisor.start(net.namespace)
+        password = "pw-" + secrets.token_hex(12)
+        pid = hypervisor.start(net.namespace, password=password)
         forward = PortForward(net.namespace, ("127.0.0.1", 22)).start()
         port = forward.address[1]
         _keygen(tmp / "other_key")
@@ -263,6 +266,7 @@ def libvirt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Libvirt]:
         run_dir.mkdir()
         yield Libvirt(
             hypervisor=hypervisor, port=port, key=hypervisor.dirs.client_key.read_text(),
+            password=password,
             other_key=(tmp / "other_key").read_text(),
             known_hosts=_known_hosts(tmp / "known_hosts", port,
                                      hypervisor.dirs.ssh / "host_ed25519.pub"),

@@ -126,6 +126,47 @@ def test_prepare_lets_sshd_accept_only_the_client_key(tmp_path: Path,
     assert dirs.client_key.read_text() == "private id_ed25519\n"
 
 
+SHADOW_LINES = ["root:*:20228:0:99999:7:::", "daemon:*:20228:0:99999:7:::"]
+
+
+@pytest.fixture
+def shadow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "etc-shadow"
+    path.write_text("\n".join(SHADOW_LINES) + "\n")
+    monkeypatch.setattr(hypervisor, "SHADOW", path)
+    return path
+
+
+def test_prepare_with_a_password_lets_sshd_take_it_for_root(
+        tmp_path: Path, keygen: list[Path], shadow: Path) -> None:
+    dirs = HypervisorDirs(tmp_path / "hv")
+    prepare(dirs, password="s3cret-pw")
+    sshd_config = (dirs.ssh / "sshd_config").read_text().splitlines()
+    assert "PasswordAuthentication yes" in sshd_config
+    assert "PermitRootLogin yes" in sshd_config
+    root, daemon = dirs.shadow.read_text().splitlines()
+    fields = root.split(":")
+    salt = fields[1].split("$")[2]  # SHA-512 crypt ($6$salt$hash) of the password given:
+    again = subprocess.run(["openssl", "passwd", "-6", "-salt", salt, "-stdin"],
+                           input="s3cret-pw", capture_output=True, text=True, check=True)
+    assert fields[1] == again.stdout.strip()
+    assert fields[:1] + fields[2:] == SHADOW_LINES[0].split(":")[:1] + \
+        SHADOW_LINES[0].split(":")[2:]
+    assert daemon == SHADOW_LINES[1]
+    assert mode(dirs.shadow) == 0o600
+    assert "s3cret-pw" not in dirs.shadow.read_text()
+    assert shadow.read_text().splitlines() == SHADOW_LINES  # the machine's own: untouched
+
+
+def test_prepare_without_a_password_removes_the_copy(
+        tmp_path: Path, keygen: list[Path], shadow: Path) -> None:
+    dirs = HypervisorDirs(tmp_path / "hv")
+    prepare(dirs, password="s3cret-pw")
+    prepare(dirs)
+    assert not dirs.shadow.exists()
+    assert "PermitRootLogin prohibit-password" in (dirs.ssh / "sshd_config").read_text()
+
+
 def test_prepare_keeps_existing_keys(tmp_path: Path, keygen: list[Path]) -> None:
     dirs = HypervisorDirs(tmp_path / "hv")
     prepare(dirs)
