@@ -20,17 +20,23 @@ from ironsight.common.exceptions import (
     InvalidParameterValue,
     NotAcceptable,
 )
+from ironsight.common.ids import is_uuid_like
 
 _EQUAL_FILTERS = ("driver", "provision_state", "instance_uuid", "instance_name",
                   "resource_class", "conductor_group", "owner", "lessee", "shard",
                   "parent_node")
 _BOOL_FILTERS = ("maintenance", "associated", "reserved", "retired")
+# Filters with a rule of their own: the chassis (by UUID), a part of the description, a
+# project (owner or lessee), a fault (none is ever recorded: ironsight has no fault detection)
+_OTHER_FILTERS = ("chassis_uuid", "description_contains", "project", "fault")
 _LIST_PARAMS = {"fields", "limit", "marker", "sort_key", "sort_dir", "detail",
-                "include_children", *_EQUAL_FILTERS, *_BOOL_FILTERS}
+                "include_children", *_EQUAL_FILTERS, *_BOOL_FILTERS, *_OTHER_FILTERS}
+# Ironic's node faults (ironic.common.faults)
+_FAULTS = ("power failure", "clean failure", "rescue abort failure", "service failure")
 _SORT_KEYS = {"id", "uuid", "name", "driver", "provision_state", "power_state", "created_at",
               "updated_at", "provision_updated_at", "maintenance", "instance_uuid"}
 _DICT_FIELDS = ("driver_info", "properties", "extra", "instance_info")
-_PATCHABLE = {"name", "driver", *_DICT_FIELDS, "instance_uuid", "instance_name",
+_PATCHABLE = {"name", "driver", *_DICT_FIELDS, "instance_uuid", "instance_name", "chassis_uuid",
               "resource_class", "owner", "lessee", "description", "retired", "retired_reason",
               "protected", "protected_reason", "automated_clean", "conductor_group", "shard",
               "parent_node", "network_data", "disable_power_off", "maintenance",
@@ -53,9 +59,10 @@ def _full_doc(ctx: Ctx, row: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-async def _with_traits(ctx: Ctx, rows: list[dict[str, Any]],
-                       shown: tuple[str, ...] | list[str]) -> None:
-    """Fill each row's `traits` and `allocation_uuid` when the documents show them."""
+async def _with_related(ctx: Ctx, rows: list[dict[str, Any]],
+                        shown: tuple[str, ...] | list[str]) -> None:
+    """Fill each row's `traits`, `allocation_uuid` and `chassis_uuid` when the documents
+    show them."""
     if "traits" in shown and ctx.at_least(37) and rows:
         found = await ctx.deps.records.traits_of(r["id"] for r in rows)
         for r in rows:
@@ -65,6 +72,12 @@ async def _with_traits(ctx: Ctx, rows: list[dict[str, Any]],
         uuids = await ctx.deps.records.allocations.uuids_of(held)
         for r in rows:
             r["allocation_uuid"] = uuids.get(r.get("allocation_id") or 0)
+    joined = [r["chassis_id"] for r in rows if r.get("chassis_id") and "chassis_uuid" not in r]
+    if "chassis_uuid" in shown and joined:
+        uuids = await ctx.deps.records.chassis_uuids_of(joined)
+        for r in rows:
+            if "chassis_uuid" not in r:
+                r["chassis_uuid"] = uuids.get(r.get("chassis_id") or 0)
 
 
 def _check_version(ctx: Ctx, fields: Any) -> None:
@@ -95,16 +108,33 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
     for key in _BOOL_FILTERS:
         if key in params:
             filters[key] = parse_bool(key, params[key])
+    _other_filters(params, filters)
     rows = await ctx.deps.records.list_nodes(columns=columns, filters=filters, limit=limit,
                                              marker=params.get("marker"), sort_key=sort_key,
                                              sort_dir=sort_dir)
-    await _with_traits(ctx, rows, shown)
+    await _with_related(ctx, rows, shown)
     body: dict[str, Any] = {"nodes": [_node_doc(ctx, r, shown) for r in rows]}
     if rows and len(rows) == limit:
         path = "v1/nodes/detail" if detail and "detail" not in params else "v1/nodes"
         body["next"] = next_link(ctx.base_url, path, params, limit=limit,
                                  marker=rows[-1]["uuid"])
     return 200, body
+
+
+def _other_filters(params: dict[str, str], filters: dict[str, Any]) -> None:
+    if "chassis_uuid" in params:
+        if not is_uuid_like(params["chassis_uuid"]):
+            raise InvalidParameterValue(
+                f"Expected UUID for chassis_uuid: {params['chassis_uuid']}")
+        filters["chassis_uuid"] = params["chassis_uuid"].lower()
+    for key in ("description_contains", "project"):
+        if key in params:
+            filters[key] = params[key]
+    if "fault" in params:
+        if params["fault"] not in _FAULTS:
+            raise InvalidParameterValue(f"Unknown fault: {params['fault']!r}. Valid faults "
+                                        f"are: {', '.join(_FAULTS)}")
+        filters["fault"] = params["fault"]
 
 
 @endpoint
@@ -140,7 +170,7 @@ async def show_node(ctx: Ctx) -> Any:
     params = ctx.query({"fields"})
     fields = views.parse_fields(params.get("fields"), views.NODE_FIELDS)
     row = await ctx.deps.records.get_node(ctx.param("node"))
-    await _with_traits(ctx, [row], fields or views.NODE_FIELDS)
+    await _with_related(ctx, [row], fields or views.NODE_FIELDS)
     if fields:
         return 200, _node_doc(ctx, row, fields)
     return 200, _full_doc(ctx, row)
@@ -158,6 +188,11 @@ def _patch(ctx: Ctx, ops: Any) -> Change:
             if patched.get(key) is None:
                 patched[key] = empty
         new = schemas.NodePatched.model_validate(patched).model_dump()
+        if new["chassis_uuid"] is not None:
+            new["chassis_uuid"] = new["chassis_uuid"].lower()
+        elif row.get("chassis_uuid") and not ctx.at_least(25):
+            raise NotAcceptable("Request not acceptable: removing a node's chassis_uuid needs "
+                                "API version 1.25 or newer.")
         _check_flags(row, new)
         _sync_instance_name(new, row)
         return new
@@ -168,7 +203,7 @@ def _patch(ctx: Ctx, ops: Any) -> Change:
 @endpoint
 async def patch_node(ctx: Ctx) -> Any:
     row = await ctx.deps.records.update_node(ctx.param("node"), _patch(ctx, await ctx.body()))
-    await _with_traits(ctx, [row], views.NODE_FIELDS)
+    await _with_related(ctx, [row], views.NODE_FIELDS)
     return 200, _full_doc(ctx, row)
 
 

@@ -72,6 +72,7 @@ class NodeFields(_Strict):
     instance_info: JsonDict = Field(default_factory=dict)
     instance_uuid: str | None = None
     instance_name: str | None = Field(default=None, min_length=1, max_length=255)
+    chassis_uuid: str | None = None
     resource_class: str | None = Field(default=None, max_length=80)
     owner: Text255 | None = None
     lessee: Text255 | None = None
@@ -100,6 +101,7 @@ class NodeFields(_Strict):
 
     _name = field_validator("name")(classmethod(lambda cls, v: _check_name(v)))
     _iuuid = field_validator("instance_uuid")(classmethod(_check_uuid))
+    _cuuid = field_validator("chassis_uuid")(classmethod(_check_uuid))
 
     @field_validator("conductor_group", mode="before")
     @classmethod

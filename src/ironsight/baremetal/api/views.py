@@ -62,7 +62,7 @@ _DATES = ("provision_updated_at", "inspection_started_at", "inspection_finished_
           "created_at", "updated_at")
 # Fields ironsight has no use for: always the value Ironic shows when unused.
 _CONSTANT: dict[str, Any] = {
-    "fault": None, "console_enabled": False, "chassis_uuid": None, "raid_config": {},
+    "fault": None, "console_enabled": False, "raid_config": {},
     "target_raid_config": {}, "boot_mode": None,
     "secure_boot": None, "health": None,
 }
@@ -75,6 +75,7 @@ NODE_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {
     "conductor": ("reservation",),
     "traits": (),
     "allocation_uuid": ("allocation_id",),
+    "chassis_uuid": ("chassis_id",),
 }
 
 
@@ -101,8 +102,8 @@ def node_doc(row: Mapping[str, Any], base: str, fields: Iterable[str],
             doc[f] = row[f] or {}
         elif f == "traits":
             doc[f] = list(row.get("traits") or [])
-        elif f == "allocation_uuid":  # filled by the caller from the node's allocation_id
-            doc[f] = row.get("allocation_uuid")
+        elif f in ("allocation_uuid", "chassis_uuid"):  # filled by the caller from the ids
+            doc[f] = row.get(f)
         elif f == "conductor_group":
             doc[f] = row[f] or ""
         elif f == "driver_info":

@@ -61,7 +61,10 @@ async def _has_ports(conn: Conn, portgroup_id: int) -> bool:
 
 
 async def chassis_empty(conn: Conn, row: Row | None, values: Row) -> None:
+    """The chassis is held FOR UPDATE first: a node joining it meanwhile (which holds it FOR
+    SHARE, `inv.chassis_id`) either commits before this check sees it or finds it gone."""
     assert row is not None
+    await conn.execute(select(chassis.c.id).where(chassis.c.id == row["id"]).with_for_update())
     if (await conn.execute(select(exists().where(nodes.c.chassis_id == row["id"])))).scalar():
         raise Invalid(f"Chassis {row['uuid']} contains nodes.")
 

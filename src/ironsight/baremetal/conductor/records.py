@@ -20,6 +20,7 @@ from ironsight.baremetal.conductor.inventory import Inventory
 from ironsight.baremetal.conductor.task import TaskManager
 from ironsight.baremetal.db import allocations as dballoc
 from ironsight.baremetal.db import api as dbapi
+from ironsight.baremetal.db import inventory as dbinv
 from ironsight.baremetal.db import traits as dbtraits
 from ironsight.baremetal.db.models import nodes
 from ironsight.baremetal.drivers.loader import DriverSet
@@ -93,8 +94,14 @@ class Records:
                       provision_updated_at=dbapi.utcnow(), driver_internal_info={})
         event = dbapi.history_row(None, f"Node created with driver {values['driver']}",
                                   conductor=self.tasks.owner)
-        async with self.db.single() as conn:
-            return await dbapi.create_node(conn, values, event)
+        chassis_uuid = values.pop("chassis_uuid", None)
+        if chassis_uuid is None:
+            async with self.db.single() as conn:
+                return await dbapi.create_node(conn, values, event)
+        async with self.db.begin() as conn:  # the chassis held until the node is in
+            values["chassis_id"] = await dbinv.chassis_id(conn, chassis_uuid)
+            row = await dbapi.create_node(conn, values, event)
+        return {**row, "chassis_uuid": chassis_uuid.lower()}
 
     async def update_node(self, ident: str, change: Change, *,
                           traits: TraitChange | None = None,
@@ -110,6 +117,8 @@ class Records:
             row = await self.get_node(ident)
             if row["reservation"] is not None:
                 return str(row["uuid"])
+            row["chassis_uuid"] = (await self.chassis_uuids_of([row["chassis_id"]])).get(
+                row["chassis_id"]) if row["chassis_id"] is not None else None
             new = change(row)
             if new["driver"] != row["driver"]:
                 for key in INTERFACE_FIELDS:
@@ -133,8 +142,13 @@ class Records:
                                              conductor=self.tasks.owner) for e in events)
             changes["updated_at"] = utcnow()
             freed = _frees_allocation(row, changes)
-            one = not freed and new_traits is None and len(history) == 1
+            joins = changes.pop("chassis_uuid", None)
+            if "chassis_uuid" in new and new["chassis_uuid"] is None and row["chassis_uuid"]:
+                changes["chassis_id"] = None  # leaves its chassis
+            one = not freed and new_traits is None and len(history) == 1 and joins is None
             async with (self.db.single() if one else self.db.begin()) as conn:
+                if joins is not None:  # the chassis held until the node is in it
+                    changes["chassis_id"] = await dbinv.chassis_id(conn, joins)
                 if not await dbapi.update_locked_node(conn, row["id"], None, row["lock_epoch"],
                                                       changes, history[0]):
                     return str(row["uuid"])
@@ -143,9 +157,15 @@ class Records:
                 if new_traits is not None:
                     await dbtraits.replace_traits(conn, row["id"], new_traits)
                 await dbapi.add_history_rows(conn, history[1:])
-            return {**row, **changes, "lock_epoch": row["lock_epoch"] + 1}
+            return {**row, **changes, "lock_epoch": row["lock_epoch"] + 1,
+                    "chassis_uuid": joins.lower() if joins else new.get(
+                        "chassis_uuid", row["chassis_uuid"])}
 
         return await self._unlocked(attempt, f"Node {ident}")
+
+    async def chassis_uuids_of(self, chassis_ids: Iterable[int]) -> dict[int, str]:
+        async with self.db.read() as conn:
+            return await dbinv.chassis_uuids_of(conn, chassis_ids)
 
     async def _new_traits(self, row: Row, change: TraitChange) -> list[str] | None:
         """The node's traits after `change`, checked; None when they stay as they are."""

@@ -7,12 +7,14 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, exists, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, exists, false, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.elements import ColumnElement
 
 from ironsight.baremetal.db import combined
 from ironsight.baremetal.db.models import (
     allocations,
+    chassis,
     conductors,
     history,
     node_traits,
@@ -227,7 +229,7 @@ async def _page(conn: Conn, table: Any, query: Any, conds: list[Any], *,
 
 async def list_nodes(conn: Conn, *, columns: Sequence[Any], filters: Row,
                      limit: int, marker: str | None, sort_key: str, sort_dir: str) -> list[Row]:
-    conds = []
+    conds: list[ColumnElement[bool]] = []
     for key, value in filters.items():
         if key == "associated":
             col = nodes.c.instance_uuid
@@ -235,6 +237,15 @@ async def list_nodes(conn: Conn, *, columns: Sequence[Any], filters: Row,
         elif key == "reserved":
             col = nodes.c.reservation
             conds.append(col.is_not(None) if value else col.is_(None))
+        elif key == "chassis_uuid":
+            conds.append(nodes.c.chassis_id == select(chassis.c.id).where(
+                chassis.c.uuid == value).scalar_subquery())
+        elif key == "description_contains":
+            conds.append(nodes.c.description.contains(value, autoescape=True))
+        elif key == "project":
+            conds.append(or_(nodes.c.owner == value, nodes.c.lessee == value))
+        elif key == "fault":
+            conds.append(false())  # no node has one: nothing records faults
         else:
             conds.append(NODE_COLUMNS[key] == value)
     return await _page(conn, nodes, select(*columns), conds, limit=limit, marker=marker,

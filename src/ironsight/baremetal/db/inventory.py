@@ -4,6 +4,7 @@ by a `Kind`. Every function takes an open connection; nothing here commits."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,7 @@ from sqlalchemy import Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.baremetal.db import api as dbapi
-from ironsight.baremetal.db.models import nodes
+from ironsight.baremetal.db.models import chassis, nodes
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Conn
 from ironsight.common.exceptions import Conflict, InvalidParameterValue, NotFound
@@ -122,3 +123,23 @@ async def node_id(conn: Conn, ident: str, field_name: str) -> int:
         return int((await dbapi.get_node(conn, ident))["id"])
     except NotFound as exc:
         raise InvalidParameterValue(f"{field_name}: {exc.message}") from None
+
+
+async def chassis_id(conn: Conn, chassis_uuid: str) -> int:
+    """The id of the chassis a node joins, its row held (FOR SHARE) to the end of the
+    transaction, so that it cannot be deleted under the node (`chassis_empty` takes it FOR
+    UPDATE); a 400 when there is none, in Ironic's words for a node request."""
+    query = select(chassis.c.id).where(chassis.c.uuid == chassis_uuid.lower())
+    found = (await conn.execute(query.with_for_update(read=True))).scalar()
+    if found is None:
+        raise InvalidParameterValue(f"Chassis {chassis_uuid} could not be found.")
+    return int(found)
+
+
+async def chassis_uuids_of(conn: Conn, chassis_ids: Iterable[int]) -> dict[int, str]:
+    """Each chassis's UUID, by id (the nodes' `chassis_uuid`)."""
+    ids = [i for i in set(chassis_ids) if i is not None]
+    if not ids:
+        return {}
+    rows = await conn.execute(select(chassis.c.id, chassis.c.uuid).where(chassis.c.id.in_(ids)))
+    return {int(i): str(u) for i, u in rows}

@@ -23,10 +23,10 @@ from ironsight.discoverd.rules.model import ApiCall, LogEntry, Rule
 #: else (uuid, provision_state, driver_internal_info...) is refused when the rule is created.
 NODE_FIELDS = frozenset({
     "name", "driver", "driver_info", "properties", "extra", "instance_info", "instance_uuid",
-    "instance_name", "resource_class", "owner", "lessee", "description", "retired",
-    "retired_reason", "protected", "protected_reason", "automated_clean", "conductor_group",
-    "shard", "parent_node", "network_data", "disable_power_off", "maintenance",
-    "maintenance_reason",
+    "instance_name", "chassis_uuid", "resource_class", "owner", "lessee", "description",
+    "retired", "retired_reason", "protected", "protected_reason", "automated_clean",
+    "conductor_group", "shard", "parent_node", "network_data", "disable_power_off",
+    "maintenance", "maintenance_reason",
     *(f"{name}_interface" for name in (
         "boot", "deploy", "inspect", "management", "power", "bios", "console", "firmware",
         "network", "raid", "rescue", "storage", "vendor")),
