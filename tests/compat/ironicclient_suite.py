@@ -32,20 +32,10 @@ SUITE_SIZE = 108  # tests pytest collects in ironicclient/tests/functional/osc (
 ENSURE_VENV = sdk_suite.ROOT / "scripts" / "ensure-ironicclient-suite.sh"
 TOX_ENV = "functional"  # OS_TESTENV_NAME: the CLI is looked for in .tox/<it>/bin
 
-_RAID = ("`baremetal node set --target-raid-config` (PUT /v1/nodes/{node}/states/raid, 1.12) is "
-         "not implemented: 400 'Driver fake-hardware does not support raid (disabled or not "
-         "implemented)'; it needs a stored target_raid_config and the fake RAID interface as "
-         "fake-hardware's default")
-_T = "test_baremetal_node_basic.BaremetalNodeTests.test_set_unset_target_raid_config_"
-
 # Tests of the suite that fail today (module.Class.test, as ddt names them) -> why (the first
 # failure seen; more may hide behind it). A test listed here that passes is reported by the
 # run (exit status 1): remove it. The list only shrinks.
-KNOWN_FAILURES: dict[str, str] = {
-    f"{_T}1__50___1__": _RAID,
-    f"{_T}2___MAX____JBOD__": _RAID,
-    f"{_T}3__300___6_0__": _RAID,
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 def ensure_venv(state_dir: Path) -> Path:

@@ -6,7 +6,7 @@ from typing import Any
 
 from starlette.routing import Route
 
-from ironsight.baremetal import states
+from ironsight.baremetal import raid, states
 from ironsight.baremetal.api import schemas, views
 from ironsight.baremetal.api.base import Ctx, links, parse_bool, parse_limit, parse_sort
 from ironsight.baremetal.api.node_extras import check_trait
@@ -19,6 +19,7 @@ from ironsight.common.exceptions import (
     Invalid,
     InvalidParameterValue,
     NotAcceptable,
+    NotFound,
 )
 from ironsight.common.ids import is_uuid_like
 
@@ -256,9 +257,29 @@ async def get_states(ctx: Ctx) -> Any:
         "target_provision_state": row["target_provision_state"],
         "provision_updated_at": views.iso(row["provision_updated_at"]),
         "last_error": row["last_error"], "console_enabled": False, "raid_config": {},
-        "target_raid_config": {}, "boot_mode": None, "secure_boot": None,
+        "target_raid_config": row["target_raid_config"] or {}, "boot_mode": None,
+        "secure_boot": None,
         "links": links(ctx.base_url, f"nodes/{row['uuid']}/states"),
     }
+
+
+@endpoint
+async def set_target_raid_config(ctx: Ctx) -> Any:
+    """Store the RAID configuration the node should get ({} unsets it). Only the fake RAID
+    interface (fake-hardware's default) takes one: with no-raid, a 404 as in Ironic."""
+    if not ctx.at_least(12):
+        raise NotFound("Setting a target RAID configuration needs API version 1.12 or newer.")
+    config = raid.check_target(await ctx.body())
+
+    def change(row: dict[str, Any]) -> dict[str, Any]:
+        if config and row["raid_interface"] != "fake":
+            raise NotFound(f"Driver {row['driver']} does not support raid (disabled or not "
+                           f"implemented): the node's raid_interface is "
+                           f"{row['raid_interface']}.")
+        return {**row, "target_raid_config": config or None}
+
+    await ctx.deps.records.update_node(ctx.param("node"), change)
+    return 204, None
 
 
 def _states_location(ctx: Ctx) -> dict[str, str]:
@@ -410,6 +431,7 @@ routes = [
     Route("/v1/nodes/{node}/states", get_states, methods=["GET"]),
     Route("/v1/nodes/{node}/states/power", set_power_state, methods=["PUT"]),
     Route("/v1/nodes/{node}/states/provision", set_provision_state, methods=["PUT"]),
+    Route("/v1/nodes/{node}/states/raid", set_target_raid_config, methods=["PUT"]),
     Route("/v1/nodes/{node}/management/boot_device", get_boot_device, methods=["GET"]),
     Route("/v1/nodes/{node}/management/boot_device", set_boot_device, methods=["PUT"]),
     Route("/v1/nodes/{node}/management/boot_device/supported", supported_boot_devices,

@@ -62,12 +62,12 @@ _DATES = ("provision_updated_at", "inspection_started_at", "inspection_finished_
           "created_at", "updated_at")
 # Fields ironsight has no use for: always the value Ironic shows when unused.
 _CONSTANT: dict[str, Any] = {
-    "fault": None, "console_enabled": False, "raid_config": {},
-    "target_raid_config": {}, "boot_mode": None,
+    "fault": None, "console_enabled": False, "raid_config": {}, "boot_mode": None,
     "secure_boot": None, "health": None,
 }
 # Stored as NULL when empty, shown as an empty object.
-_EMPTY_OBJECT = ("network_data", "clean_step", "deploy_step", "service_step")
+_EMPTY_OBJECT = ("network_data", "clean_step", "deploy_step", "service_step",
+                 "target_raid_config")
 
 # Columns each document field needs (fields not listed map to the column of the same name).
 NODE_FIELD_COLUMNS: dict[str, tuple[str, ...]] = {

@@ -84,6 +84,8 @@ nodes = Table(
     # keys, see the migration).
     Column("chassis_id", Integer, nullable=True),
     Column("allocation_id", Integer, nullable=True),
+    # 0008_target_raid_config: the RAID configuration asked for (NULL: none, shown as {})
+    Column("target_raid_config", JSON, nullable=True),
     Index("bm_nodes_provision_state_idx", "provision_state", "provision_updated_at"),
     Index("bm_nodes_reservation_idx", "reservation"),
     Index("bm_nodes_power_sync_idx", "driver", "power_synced_at"),

@@ -37,10 +37,10 @@ fake = HardwareType(
     inspect=_fake_inspect,
     interface_names={"power": "fake", "management": "fake", "boot": "fake", "deploy": "fake",
                      "inspect": "fake", "bios": "no-bios", "console": "no-console",
-                     "firmware": "no-firmware", "network": "noop", "raid": "no-raid",
+                     "firmware": "no-firmware", "network": "noop", "raid": "fake",
                      "rescue": "fake", "storage": "noop", "vendor": "no-vendor"},
     also_accepted={"bios": ("fake",), "console": ("fake",), "firmware": ("fake",),
-                   "network": ("flat",), "raid": ("fake",), "rescue": ("no-rescue",),
+                   "network": ("flat",), "raid": ("no-raid",), "rescue": ("no-rescue",),
                    "storage": ("fake",), "vendor": ("fake",), "inspect": ("no-inspect",)},
     provisions=True,
 )
