@@ -162,7 +162,7 @@ async def test_bios_settings_are_an_empty_list(api: httpx.AsyncClient) -> None:
 
 
 @pytest.mark.parametrize(("method", "path", "what"), [
-    ("GET", "states/console", "console"), ("PUT", "states/raid", "raid"),
+    ("GET", "states/console", "console"), ("PUT", "states/boot_mode", "management"),
     ("GET", "vendor_passthru/methods", "vendor"),
     ("GET", "management/indicators", "management"),
 ])
