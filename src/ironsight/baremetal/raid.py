@@ -17,24 +17,43 @@ _PREFIX = "RAID config validation error: "
 
 
 class _LogicalDisk(BaseModel):
+    """One logical disk; the descriptions are what `GET /v1/drivers/{driver}/raid/
+    logical_disk_properties` answers."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    raid_level: RaidLevel
-    size_gb: PositiveInt | Literal["MAX"]
-    volume_name: str | None = None
-    is_root_volume: bool | None = None
-    share_physical_disks: bool | None = None
-    disk_type: Literal["hdd", "ssd"] | None = None
-    interface_type: Literal["sata", "scsi", "sas"] | None = None
-    number_of_physical_disks: PositiveInt | None = None
-    controller: str | None = None
-    physical_disks: list[str] | None = None
+    raid_level: RaidLevel = Field(description=(
+        f"RAID level of the logical disk: one of {', '.join(RAID_LEVELS)}. Required."))
+    size_gb: PositiveInt | Literal["MAX"] = Field(description=(
+        "Size in GiB (an integer > 0), or 'MAX' for the space left. Required."))
+    volume_name: str | None = Field(default=None, description=(
+        "Name of the volume; generated when not given. Optional."))
+    is_root_volume: bool | None = Field(default=None, description=(
+        "Whether the node boots from this disk (one root volume at most). Optional."))
+    share_physical_disks: bool | None = Field(default=None, description=(
+        "Whether other logical disks may use the same physical disks. Optional."))
+    disk_type: Literal["hdd", "ssd"] | None = Field(default=None, description=(
+        "Kind of physical disk wanted: 'hdd' or 'ssd'. Optional."))
+    interface_type: Literal["sata", "scsi", "sas"] | None = Field(default=None, description=(
+        "Interface of the physical disks wanted: 'sata', 'scsi' or 'sas'. Optional."))
+    number_of_physical_disks: PositiveInt | None = Field(default=None, description=(
+        "How many physical disks to use; the RAID level's minimum when not given. "
+        "Optional."))
+    controller: str | None = Field(default=None, description=(
+        "The RAID controller to use; chosen by the driver when not given. Optional."))
+    physical_disks: list[str] | None = Field(default=None, description=(
+        "The physical disks to use (needs controller). Optional."))
 
 
 class _RaidConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     logical_disks: list[_LogicalDisk] = Field(min_length=1)
+
+
+# Each logical disk property and what it means (Ironic's logical_disk_properties answer).
+LOGICAL_DISK_PROPERTIES: dict[str, str] = {
+    name: field.description or "" for name, field in _LogicalDisk.model_fields.items()}
 
 
 def _message(error: Any) -> str:

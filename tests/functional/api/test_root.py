@@ -59,3 +59,31 @@ async def test_driver_properties_describe_driver_info(api: httpx.AsyncClient) ->
 
 async def test_unknown_driver_is_404(api: httpx.AsyncClient) -> None:
     assert (await api.get("/v1/drivers/nosuch")).status_code == 404
+
+
+RAID_PROPERTIES = "/v1/drivers/{}/raid/logical_disk_properties"
+
+
+async def test_fake_hardware_describes_the_raid_logical_disk_properties(
+        api: httpx.AsyncClient) -> None:
+    resp = await api.get(RAID_PROPERTIES.format("fake-hardware"))
+    assert resp.status_code == 200
+    assert set(resp.json()) == {
+        "raid_level", "size_gb", "volume_name", "is_root_volume", "share_physical_disks",
+        "disk_type", "interface_type", "number_of_physical_disks", "controller",
+        "physical_disks"}
+    assert "Required" in resp.json()["size_gb"]
+
+
+async def test_a_type_without_raid_has_no_logical_disk_properties(
+        api: httpx.AsyncClient) -> None:
+    resp = await api.get(RAID_PROPERTIES.format("pxe_ipmitool"))
+    assert resp.status_code == 404
+    assert fault(resp) == ("Driver pxe_ipmitool does not support raid (disabled or not "
+                           "implemented).")
+
+
+async def test_raid_logical_disk_properties_before_1_12_are_404(api: httpx.AsyncClient) -> None:
+    resp = await api.get(RAID_PROPERTIES.format("fake-hardware"),
+                         headers={"X-OpenStack-Ironic-API-Version": "1.11"})
+    assert resp.status_code == 404

@@ -7,6 +7,7 @@ from typing import Any
 
 from starlette.routing import Route
 
+from ironsight.baremetal import raid
 from ironsight.baremetal.api.base import VERSIONS, Ctx, link, links
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.versions import fmt
@@ -102,6 +103,19 @@ async def driver_properties(ctx: Ctx) -> Any:
     return 200, drv.properties() if drv else {}
 
 
+@endpoint
+async def raid_logical_disk_properties(ctx: Ctx) -> Any:
+    """What a logical disk of a target RAID configuration may say, for the hardware types
+    whose default RAID interface takes one (fake-hardware's `fake`); else 404, as Ironic."""
+    if not ctx.at_least(12):
+        raise NotFound("RAID logical disk properties need API version 1.12 or newer.")
+    name = _known(ctx)
+    drv = ctx.deps.conductor.drivers.get(name)
+    if drv is None or drv.interface_names().get("raid") != "fake":
+        raise NotFound(f"Driver {name} does not support raid (disabled or not implemented).")
+    return 200, dict(raid.LOGICAL_DISK_PROPERTIES)
+
+
 routes = [
     Route("/", root, methods=["GET"]),
     Route("/v1", v1, methods=["GET"]),
@@ -109,4 +123,6 @@ routes = [
     Route("/v1/drivers", list_drivers, methods=["GET"]),
     Route("/v1/drivers/{driver}", show_driver, methods=["GET"]),
     Route("/v1/drivers/{driver}/properties", driver_properties, methods=["GET"]),
+    Route("/v1/drivers/{driver}/raid/logical_disk_properties", raid_logical_disk_properties,
+          methods=["GET"]),
 ]
