@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 
@@ -246,3 +248,47 @@ async def test_inspect_wait_shown_as_inspecting_before_1_39(
     assert old.json()["provision_state"] == "inspecting"
     new = await api.get(f"/v1/nodes/{node['uuid']}")
     assert new.json()["provision_state"] == "inspect wait"
+
+
+async def _force_state(service: Any, uuid: str, **values: Any) -> None:
+    from sqlalchemy import update
+
+    from ironsight.baremetal.db.models import nodes
+
+    async with service.db.begin() as conn:
+        await conn.execute(update(nodes).where(nodes.c.uuid == uuid).values(**values))
+
+
+async def test_delete_in_clean_failed_needs_maintenance(api: httpx.AsyncClient,
+                                                        service: Any) -> None:
+    node = await create_node(api)
+    await _force_state(service, node["uuid"], provision_state="clean failed")
+    resp = await api.delete(f"/v1/nodes/{node['uuid']}")
+    assert resp.status_code == 400
+    assert fault(resp).endswith("or set the node into maintenance mode")
+    await api.put(f"/v1/nodes/{node['uuid']}/maintenance", json={"reason": "retire"})
+    assert (await api.delete(f"/v1/nodes/{node['uuid']}")).status_code == 204
+
+
+async def test_delete_of_a_node_with_an_instance_is_409_out_of_maintenance(
+        api: httpx.AsyncClient, service: Any) -> None:
+    node = await create_node(api)
+    instance = "7c8ed5c1-6b1f-4f8e-9a43-6d0a6a3b1d2e"
+    await _force_state(service, node["uuid"], provision_state="manageable",
+                       instance_uuid=instance)
+    resp = await api.delete(f"/v1/nodes/{node['uuid']}")
+    assert resp.status_code == 409
+    assert fault(resp) == f"Node {node['uuid']} is associated with instance {instance}."
+    await api.put(f"/v1/nodes/{node['uuid']}/maintenance", json={})
+    assert (await api.delete(f"/v1/nodes/{node['uuid']}")).status_code == 204
+
+
+async def test_delete_of_a_protected_node_is_403_even_in_maintenance(
+        api: httpx.AsyncClient, service: Any) -> None:
+    node = await create_node(api)
+    await _force_state(service, node["uuid"], provision_state="active", protected=True,
+                       maintenance=True)
+    resp = await api.delete(f"/v1/nodes/{node['uuid']}")
+    assert resp.status_code == 403
+    assert "is protected" in fault(resp)
+    assert (await api.get(f"/v1/nodes/{node['uuid']}")).status_code == 200

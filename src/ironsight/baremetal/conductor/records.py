@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from ironsight.baremetal import states
 from ironsight.baremetal.conductor.allocations import INSTANCE_REMOVABLE, Allocations
 from ironsight.baremetal.conductor.inventory import Inventory
+from ironsight.baremetal.conductor.provisioning import NodeProtected
 from ironsight.baremetal.conductor.task import TaskManager
 from ironsight.baremetal.db import allocations as dballoc
 from ironsight.baremetal.db import api as dbapi
@@ -57,9 +58,11 @@ WRITE_ATTEMPTS = 10
 LOCK_ATTEMPTS = 3
 LOCK_INTERVAL = 0.2
 
-# States in which a node may be deleted (no action of ours is under way, nothing deployed).
+# States in which a node may be deleted out of maintenance: Ironic's (no action under way,
+# nothing deployed, the disks clean), and `inspect failed` (inspection holds no tenant data).
+# In maintenance any state will do, as in Ironic: the operator's way out of a stuck node.
 DELETABLE = (states.ENROLL, states.MANAGEABLE, states.AVAILABLE, states.INSPECTFAIL,
-             states.CLEANFAIL, states.ADOPTFAIL)
+             states.ADOPTFAIL)
 # Ironic's limit of traits per node.
 MAX_TRAITS = 50
 
@@ -224,10 +227,19 @@ class Records:
 
     async def delete_node(self, ident: str) -> None:
         async with self.tasks.locked(ident) as task:
-            state = task.node["provision_state"]
-            if state not in DELETABLE:
-                raise Invalid(f"Node {task.uuid} can not be deleted while it is in provision "
-                              f"state \"{state}\"; abort or wait for the current action first.")
+            node = task.node
+            if not node["maintenance"] and node["instance_uuid"] is not None:
+                raise Conflict(f"Node {task.uuid} is associated with instance "
+                               f"{node['instance_uuid']}.")
+            if node["protected"]:
+                raise NodeProtected(f"Node {task.uuid} is protected and cannot be undeployed, "
+                                    "rebuilt or deleted")
+            state = node["provision_state"]
+            if not node["maintenance"] and state not in DELETABLE:
+                raise Invalid(
+                    f"Can not delete node \"{task.uuid}\" while it is in provision state "
+                    f"\"{state}\". Valid provision states to perform deletion are: "
+                    f"\"{', '.join(DELETABLE)}\", or set the node into maintenance mode")
             async with self.db.begin() as conn:
                 await task.fence(conn)
                 await dbapi.delete_node(conn, task.node["id"])
