@@ -26,7 +26,7 @@ from ironsight.common.ids import is_uuid_like
 _EQUAL_FILTERS = ("driver", "provision_state", "instance_uuid", "instance_name",
                   "resource_class", "conductor_group", "owner", "lessee", "shard",
                   "parent_node")
-_BOOL_FILTERS = ("maintenance", "associated", "reserved", "retired")
+_BOOL_FILTERS = ("maintenance", "associated", "reserved", "retired", "sharded")
 # Filters with a rule of their own: the chassis (by UUID), a part of the description, a
 # project (owner or lessee), a fault (none is ever recorded: ironsight has no fault detection)
 _OTHER_FILTERS = ("chassis_uuid", "description_contains", "project", "fault")

@@ -237,6 +237,9 @@ async def list_nodes(conn: Conn, *, columns: Sequence[Any], filters: Row,
         elif key == "reserved":
             col = nodes.c.reservation
             conds.append(col.is_not(None) if value else col.is_(None))
+        elif key == "sharded":
+            col = nodes.c.shard
+            conds.append(col.is_not(None) if value else col.is_(None))
         elif key == "chassis_uuid":
             conds.append(nodes.c.chassis_id == select(chassis.c.id).where(
                 chassis.c.uuid == value).scalar_subquery())

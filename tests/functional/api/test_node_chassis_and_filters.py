@@ -1,5 +1,5 @@
 """A node's chassis (`chassis_uuid`) and the node list's filters beyond the plain fields:
-chassis_uuid, description_contains, project, fault."""
+chassis_uuid, description_contains, project, fault, sharded."""
 
 from __future__ import annotations
 
@@ -177,3 +177,10 @@ async def test_node_list_unknown_fault_is_400_naming_it(api: httpx.AsyncClient) 
     resp = await api.get("/v1/nodes?fault=on%20fire")
     assert resp.status_code == 400
     assert "Unknown fault: 'on fire'" in fault(resp)
+
+
+async def test_node_list_filters_by_having_a_shard(api: httpx.AsyncClient) -> None:
+    await create_node(api, name="a", shard="s1")
+    await create_node(api, name="b")
+    assert await node_names(api, "sharded=true") == ["a"]
+    assert await node_names(api, "sharded=false") == ["b"]
