@@ -1,5 +1,5 @@
 """A node's chassis (`chassis_uuid`) and the node list's filters beyond the plain fields:
-chassis_uuid, description_contains, project, fault, sharded."""
+chassis_uuid, description_contains, project, fault, sharded, conductor."""
 
 from __future__ import annotations
 
@@ -184,3 +184,32 @@ async def test_node_list_filters_by_having_a_shard(api: httpx.AsyncClient) -> No
     await create_node(api, name="b")
     assert await node_names(api, "sharded=true") == ["a"]
     assert await node_names(api, "sharded=false") == ["b"]
+
+
+async def conductor_host(api: httpx.AsyncClient) -> str:
+    return str((await api.get("/v1/conductors")).json()["conductors"][0]["hostname"])
+
+
+async def test_node_list_filters_by_the_conductor_serving_the_nodes(
+        api: httpx.AsyncClient) -> None:
+    for name in ("a", "b", "c"):
+        await create_node(api, name=name)
+    host = await conductor_host(api)
+    assert await node_names(api, f"conductor={host}") == ["a", "b", "c"]
+    assert await node_names(api, "conductor=another-host") == []
+
+
+async def test_node_list_by_conductor_pages_with_next(api: httpx.AsyncClient) -> None:
+    for name in ("a", "b", "c"):
+        await create_node(api, name=name)
+    host = await conductor_host(api)
+    first = (await api.get(f"/v1/nodes?conductor={host}&limit=2&sort_key=name")).json()
+    assert [n["name"] for n in first["nodes"]] == ["a", "b"]
+    assert "conductor=" in first["next"]
+    rest = (await api.get(first["next"].removeprefix("http://bm.test"))).json()
+    assert [n["name"] for n in rest["nodes"]] == ["c"]
+
+
+async def test_node_list_conductor_filter_before_1_49_is_406(api: httpx.AsyncClient) -> None:
+    resp = await api.get("/v1/nodes?conductor=h", headers=at("1.48"))
+    assert resp.status_code == 406

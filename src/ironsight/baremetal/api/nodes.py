@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.routing import Route
@@ -28,8 +29,9 @@ _EQUAL_FILTERS = ("driver", "provision_state", "instance_uuid", "instance_name",
                   "parent_node")
 _BOOL_FILTERS = ("maintenance", "associated", "reserved", "retired", "sharded")
 # Filters with a rule of their own: the chassis (by UUID), a part of the description, a
-# project (owner or lessee), a fault (none is ever recorded: ironsight has no fault detection)
-_OTHER_FILTERS = ("chassis_uuid", "description_contains", "project", "fault")
+# project (owner or lessee), a fault (none is ever recorded: ironsight has no fault detection),
+# the conductor serving the node (the hash ring's answer: `_on_conductor`)
+_OTHER_FILTERS = ("chassis_uuid", "description_contains", "project", "fault", "conductor")
 _LIST_PARAMS = {"fields", "limit", "marker", "sort_key", "sort_dir", "detail",
                 "include_children", *_EQUAL_FILTERS, *_BOOL_FILTERS, *_OTHER_FILTERS}
 # Ironic's node faults (ironic.common.faults)
@@ -110,9 +112,19 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
         if key in params:
             filters[key] = parse_bool(key, params[key])
     _other_filters(params, filters)
-    rows = await ctx.deps.records.list_nodes(columns=columns, filters=filters, limit=limit,
-                                             marker=params.get("marker"), sort_key=sort_key,
-                                             sort_dir=sort_dir)
+
+    async def page(marker: str | None) -> list[dict[str, Any]]:
+        return await ctx.deps.records.list_nodes(
+            columns=columns, filters=filters, limit=limit, marker=marker, sort_key=sort_key,
+            sort_dir=sort_dir)
+
+    if "conductor" in params:
+        if not ctx.at_least(49):
+            raise NotAcceptable("Request not acceptable: the conductor filter needs API "
+                                "version 1.49 or newer.")
+        rows = await _on_conductor(ctx, page, params.get("marker"), params["conductor"], limit)
+    else:
+        rows = await page(params.get("marker"))
     await _with_related(ctx, rows, shown)
     body: dict[str, Any] = {"nodes": [_node_doc(ctx, r, shown) for r in rows]}
     if rows and len(rows) == limit:
@@ -120,6 +132,22 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
         body["next"] = next_link(ctx.base_url, path, params, limit=limit,
                                  marker=rows[-1]["uuid"])
     return 200, body
+
+
+async def _on_conductor(ctx: Ctx, page: Callable[[str | None], Awaitable[list[dict[str, Any]]]],
+                        marker: str | None, host: str, limit: int) -> list[dict[str, Any]]:
+    """The first `limit` nodes after `marker` that conductor `host` serves. Which conductor
+    serves a node is the hash ring's answer, not a column, so the pages are read in order
+    and filtered here (as Ironic filters this one after its query)."""
+    found: list[dict[str, Any]] = []
+    while len(found) < limit:
+        rows = await page(marker)
+        found += [r for r in rows
+                  if ctx.deps.conductor.host_for(r["uuid"]) == host][:limit - len(found)]
+        if len(rows) < limit:
+            break
+        marker = rows[-1]["uuid"]
+    return found
 
 
 def _other_filters(params: dict[str, str], filters: dict[str, Any]) -> None:
