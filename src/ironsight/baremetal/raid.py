@@ -5,14 +5,16 @@ volumes (ironsight runs no cleaning steps)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
-from ironsight.common.exceptions import Invalid
+from ironsight.common.exceptions import Invalid, NotFound
 
-RAID_LEVELS = ("JBOD", "0", "1", "2", "5", "6", "1+0", "5+0", "6+0")
 RaidLevel = Literal["JBOD", "0", "1", "2", "5", "6", "1+0", "5+0", "6+0"]
+RAID_LEVELS: tuple[str, ...] = get_args(RaidLevel)
+# The RAID interface that takes a target configuration (fake-hardware's default)
+STORING_INTERFACE = "fake"
 _PREFIX = "RAID config validation error: "
 
 
@@ -101,3 +103,9 @@ def check_target(config: Any) -> dict[str, Any]:
         raise Invalid(f"Raid config cannot have more than one root volume. {roots} root "
                       "volumes were specified")
     return config
+
+
+def unsupported(driver: str, detail: str = "") -> NotFound:
+    """Ironic's answer where the RAID interface takes no configuration (a 404 there)."""
+    return NotFound(f"Driver {driver} does not support raid (disabled or not implemented)"
+                    f"{detail}.")

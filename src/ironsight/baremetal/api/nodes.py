@@ -75,8 +75,9 @@ async def _with_related(ctx: Ctx, rows: list[dict[str, Any]],
         uuids = await ctx.deps.records.allocations.uuids_of(held)
         for r in rows:
             r["allocation_uuid"] = uuids.get(r.get("allocation_id") or 0)
-    joined = [r["chassis_id"] for r in rows if r.get("chassis_id") and "chassis_uuid" not in r]
-    if "chassis_uuid" in shown and joined:
+    joined = [r["chassis_id"] for r in rows if r.get("chassis_id") and "chassis_uuid" not in r
+              ] if "chassis_uuid" in shown else []
+    if joined:
         uuids = await ctx.deps.records.chassis_uuids_of(joined)
         for r in rows:
             if "chassis_uuid" not in r:
@@ -300,10 +301,9 @@ async def set_target_raid_config(ctx: Ctx) -> Any:
     config = raid.check_target(await ctx.body())
 
     def change(row: dict[str, Any]) -> dict[str, Any]:
-        if config and row["raid_interface"] != "fake":
-            raise NotFound(f"Driver {row['driver']} does not support raid (disabled or not "
-                           f"implemented): the node's raid_interface is "
-                           f"{row['raid_interface']}.")
+        if config and row["raid_interface"] != raid.STORING_INTERFACE:
+            raise raid.unsupported(row["driver"], f": the node's raid_interface is "
+                                                  f"{row['raid_interface']}")
         return {**row, "target_raid_config": config or None}
 
     await ctx.deps.records.update_node(ctx.param("node"), change)

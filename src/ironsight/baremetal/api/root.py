@@ -111,8 +111,8 @@ async def raid_logical_disk_properties(ctx: Ctx) -> Any:
         raise NotFound("RAID logical disk properties need API version 1.12 or newer.")
     name = _known(ctx)
     drv = ctx.deps.conductor.drivers.get(name)
-    if drv is None or drv.interface_names().get("raid") != "fake":
-        raise NotFound(f"Driver {name} does not support raid (disabled or not implemented).")
+    if drv is None or drv.interface_names().get("raid") != raid.STORING_INTERFACE:
+        raise raid.unsupported(name)
     return 200, dict(raid.LOGICAL_DISK_PROPERTIES)
 
 

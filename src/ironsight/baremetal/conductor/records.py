@@ -145,9 +145,11 @@ class Records:
                                              conductor=self.tasks.owner) for e in events)
             changes["updated_at"] = utcnow()
             freed = _frees_allocation(row, changes)
-            joins = changes.pop("chassis_uuid", None)
-            if "chassis_uuid" in new and new["chassis_uuid"] is None and row["chassis_uuid"]:
-                changes["chassis_id"] = None  # leaves its chassis
+            chassis_uuid, joins = row["chassis_uuid"], None
+            if "chassis_uuid" in changes:
+                chassis_uuid = joins = changes.pop("chassis_uuid")
+                if joins is None:
+                    changes["chassis_id"] = None  # leaves its chassis
             one = not freed and new_traits is None and len(history) == 1 and joins is None
             async with (self.db.single() if one else self.db.begin()) as conn:
                 if joins is not None:  # the chassis held until the node is in it
@@ -161,8 +163,7 @@ class Records:
                     await dbtraits.replace_traits(conn, row["id"], new_traits)
                 await dbapi.add_history_rows(conn, history[1:])
             return {**row, **changes, "lock_epoch": row["lock_epoch"] + 1,
-                    "chassis_uuid": joins.lower() if joins else new.get(
-                        "chassis_uuid", row["chassis_uuid"])}
+                    "chassis_uuid": chassis_uuid.lower() if chassis_uuid else None}
 
         return await self._unlocked(attempt, f"Node {ident}")
 

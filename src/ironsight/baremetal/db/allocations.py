@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import delete, false, or_, select, update
 
 from ironsight.baremetal import states
+from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import allocations, nodes
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Conn
@@ -140,12 +141,7 @@ async def release(conn: Conn, allocation_id: int) -> None:
 
 async def uuids_of(conn: Conn, allocation_ids: Iterable[int]) -> dict[int, str]:
     """Each allocation's UUID, by id (the nodes' `allocation_uuid`)."""
-    ids = [i for i in set(allocation_ids) if i is not None]
-    if not ids:
-        return {}
-    rows = await conn.execute(select(allocations.c.id, allocations.c.uuid)
-                              .where(allocations.c.id.in_(ids)))
-    return {int(i): str(u) for i, u in rows}
+    return await dbapi.uuids_by_id(conn, allocations, allocation_ids)
 
 
 async def instance_holder(conn: Conn, instance_uuid: str) -> str | None:

@@ -4,7 +4,7 @@ callers decide the transaction; nothing here commits."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import and_, bindparam, delete, exists, false, insert, or_, select, update
@@ -225,6 +225,16 @@ async def _page(conn: Conn, table: Any, query: Any, conds: list[Any], *,
     if sort_key != "id":
         order.append(table.c.id.asc() if asc else table.c.id.desc())
     return [dict(r) for r in (await conn.execute(query.order_by(*order).limit(limit))).mappings()]
+
+
+async def uuids_by_id(conn: Conn, table: Any, row_ids: Iterable[int | None]) -> dict[int, str]:
+    """Each row's UUID, by id: what a node shows of the rows its ids point to (its
+    `allocation_uuid`, `chassis_uuid`)."""
+    ids = [i for i in set(row_ids) if i is not None]
+    if not ids:
+        return {}
+    rows = await conn.execute(select(table.c.id, table.c.uuid).where(table.c.id.in_(ids)))
+    return {int(i): str(u) for i, u in rows}
 
 
 async def list_nodes(conn: Conn, *, columns: Sequence[Any], filters: Row,

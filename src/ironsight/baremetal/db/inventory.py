@@ -138,8 +138,4 @@ async def chassis_id(conn: Conn, chassis_uuid: str) -> int:
 
 async def chassis_uuids_of(conn: Conn, chassis_ids: Iterable[int]) -> dict[int, str]:
     """Each chassis's UUID, by id (the nodes' `chassis_uuid`)."""
-    ids = [i for i in set(chassis_ids) if i is not None]
-    if not ids:
-        return {}
-    rows = await conn.execute(select(chassis.c.id, chassis.c.uuid).where(chassis.c.id.in_(ids)))
-    return {int(i): str(u) for i, u in rows}
+    return await dbapi.uuids_by_id(conn, chassis, chassis_ids)
