@@ -8,10 +8,14 @@ have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok ins
 # PXE side; busybox-static cpio kmod: the ramdisk builder; qemu-*: the VM lab and e2e tests;
 # haproxy: the load balancer of the scale-out guide, run by its tests; libvirt-*: the real
 # hypervisor of the pxe_ssh tests (not libvirt-daemon-system: no system service, no network);
-# openssl: the root password hash its sshd sees in those tests.
+# openssl: the root password hash its sshd sees in those tests; ovmf: the UEFI lab VMs'
+# firmware; shim-signed grub-efi-amd64-signed: shim and GRUB (Debian-signed), served by
+# discoverd to UEFI machines for Secure Boot; nftables: the lab's IPv6-only VMs; curl: a TFTP
+# client of the functional tests (discoverd's TFTP server).
 for pkg in ipmitool openssh-server openssh-client python3-venv python3.11 iproute2 dnsmasq-base \
            iptables ipxe busybox-static cpio kmod qemu-system-x86 qemu-utils ipxe-qemu haproxy \
-           libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients openssl; do
+           libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients openssl \
+           ovmf shim-signed grub-efi-amd64-signed nftables curl; do
   have "$pkg" || need+=("$pkg")
 done
 # PostgreSQL: only when no server answers and none is installed.

@@ -2,7 +2,10 @@
 
 QEMU runs with TCG only (`-accel tcg`): /dev/kvm on the CI machines is PVM, where stock
 kernels hang instead of failing. User-mode networking maps the guest's 10.0.2.2 to the
-host's loopback, where a local HTTP server plays discoverd's `/v1/continue`. With
+host's loopback, where a local HTTP server plays discoverd's `/v1/continue`. On an IPv6-only
+user network (`ipv4=off`) slirp answers no DHCP but sends router advertisements (fec0::/64
+unless `ipv6-net=` says otherwise) and maps its host address (fec0::2, or `ipv6-host=`) to
+the host's ::1. With
 `ironsight.poweroff=1` the ramdisk powers the VM off itself, so QEMU must exit on its own.
 
 The ramdisk is built into a cache shared across runs (`$IRONSIGHT_STATE_DIR/ramdisk`, else
@@ -15,6 +18,7 @@ import json
 import os
 import queue
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -59,6 +63,22 @@ def ramdisk() -> build.Result:
 
 # --- the callback server --------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Network:
+    """The VM's user-mode network and the address the guest reaches the host's loopback at."""
+
+    netdev: str
+    host: str  # in a URL: an IPv6 one in brackets
+    loopback: str  # where the callback server listens
+
+
+IPV4 = Network("user,id=n0", "10.0.2.2", "127.0.0.1")
+
+
+class _Server6(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 @dataclass
 class Callback:
     """Receives reports; answers the first `reject_first` of them with HTTP 400."""
@@ -98,9 +118,17 @@ class Callback:
 
 
 @pytest.fixture
-def callback(request: pytest.FixtureRequest) -> Iterator[Callback]:
+def network(request: pytest.FixtureRequest) -> Network:
+    """IPv4 with DHCP unless a test parametrizes it (indirect)."""
+    net: Network = getattr(request, "param", IPV4)
+    return net
+
+
+@pytest.fixture
+def callback(request: pytest.FixtureRequest, network: Network) -> Iterator[Callback]:
     cb = Callback(reject_first=getattr(request, "param", 0))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), cb.handler())
+    server_class = _Server6 if ":" in network.loopback else ThreadingHTTPServer
+    server = server_class((network.loopback, 0), cb.handler())
     cb.port = server.server_address[1]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield cb
@@ -126,25 +154,27 @@ class Boot:
         pytest.fail(f"{why}\n--- serial log ({self.serial}) ---\n{self.log()}")
 
 
-def qemu_command(ramdisk: build.Result, disk: Path, serial: Path, port: int) -> list[str]:
-    append = (f"console=ttyS0 ironsight.callback_url=http://10.0.2.2:{port}/v1/continue "
+def qemu_command(ramdisk: build.Result, disk: Path, serial: Path, port: int,
+                 network: Network = IPV4) -> list[str]:
+    append = (f"console=ttyS0 ironsight.callback_url=http://{network.host}:{port}/v1/continue "
               f"ironsight.poweroff=1 BOOTIF={BOOTIF}")
     return [str(QEMU), "-accel", "tcg", "-smp", "1", "-m", str(MEMORY_MB),
             "-kernel", str(ramdisk.vmlinuz), "-initrd", str(ramdisk.initramfs),
             "-append", append,
-            "-netdev", "user,id=n0", "-device", f"virtio-net-pci,netdev=n0,mac={MAC}",
+            "-netdev", network.netdev, "-device", f"virtio-net-pci,netdev=n0,mac={MAC}",
             "-drive", f"file={disk},if=virtio,format=qcow2",
             "-nographic", "-serial", f"file:{serial}", "-monitor", "none", "-no-reboot"]
 
 
 @pytest.fixture
-def boot(ramdisk: build.Result, tmp_path: Path, callback: Callback) -> Iterator[Boot]:
+def boot(ramdisk: build.Result, tmp_path: Path, callback: Callback,
+         network: Network) -> Iterator[Boot]:
     disk = tmp_path / "disk.qcow2"
     subprocess.run([str(QEMU_IMG), "create", "-q", "-f", "qcow2", str(disk),
                     str(DISK_BYTES)], check=True, timeout=30)
     serial = tmp_path / "serial.log"
     started = time.monotonic()
-    proc = subprocess.Popen(qemu_command(ramdisk, disk, serial, callback.port),
+    proc = subprocess.Popen(qemu_command(ramdisk, disk, serial, callback.port, network),
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     try:
@@ -197,10 +227,14 @@ def test_the_ramdisk_reports_the_vm_and_powers_off(boot: Boot, callback: Callbac
     assert [i["mac_address"] for i in inventory["interfaces"]] == [MAC]
     assert inventory["interfaces"][0]["ipv4_address"] == "10.0.2.15"
     assert inventory["interfaces"][0]["driver"] == "virtio_net"
-    assert inventory["boot"]["pxe_interface"] == MAC
+    assert inventory["boot"] == {"current_boot_mode": "bios", "pxe_interface": MAC,
+                                 "secure_boot": False}
     assert report["boot_interface"] == BOOTIF
     assert report["configuration"]["managers"][0]["name"] == "ironsight_agent"
-    assert "ironsight[" in boot.log()  # /init's log lines reach the serial console
+    log = boot.log()
+    assert "ironsight[" in log  # /init's log lines reach the serial console
+    assert "boot: bios" in log
+    assert "network up: 10.0.2.15/24" in log
 
 
 @pytest.mark.parametrize("callback", [1], indirect=True)  # the agent's report gets a 400
@@ -213,3 +247,35 @@ def test_a_rejected_agent_report_ends_with_a_ramdisk_error_report(
     assert "HTTP 400" in report["error"]
     assert report["interfaces"] == {"eth0": {"mac": MAC}}
     assert report["boot_interface"] == BOOTIF
+
+
+# slirp's default IPv6 network: fec0::/64 is site-local (deprecated, but the kernel still
+# gives it site scope); the ULA one is what an IPv6-only provisioning network looks like.
+SLIRP_IPV6 = Network("user,id=n0,ipv4=off,ipv6=on", "[fec0::2]", "::1")
+ULA_IPV6 = Network("user,id=n0,ipv4=off,ipv6=on,ipv6-net=fd20:20::/64,ipv6-host=fd20:20::1",
+                   "[fd20:20::1]", "::1")
+EUI64 = "5054:ff:fe12:3456"  # SLAAC's interface identifier from MAC
+
+
+@pytest.mark.skipif(not socket.has_ipv6, reason="needs IPv6 on the host (::1)")
+@pytest.mark.parametrize(("network", "address"), [
+    pytest.param(SLIRP_IPV6, f"fec0::{EUI64}", id="slirp-fec0"),
+    pytest.param(ULA_IPV6, f"fd20:20::{EUI64}", id="ula-fd20"),
+], indirect=["network"])
+def test_on_an_ipv6_only_network_the_ramdisk_takes_slaac_and_runs_no_dhcp(
+        boot: Boot, callback: Callback, address: str) -> None:
+    _, report = _wait_report(boot, callback)
+    _wait_exit(boot)
+
+    log = boot.log()
+    assert f"network up: {address}/64 (IPv6)" in log, log
+    assert "udhcpc" not in log and "dhcp on" not in log, log
+    assert "boot: bios" in log  # -kernel: SeaBIOS
+    assert "insmod efivarfs" not in log  # not even tried without UEFI (ENODEV)
+    assert report["error"] is None, report["error"]
+    nic = report["inventory"]["interfaces"][0]
+    assert (nic["mac_address"], nic["ipv4_address"]) == (MAC, None)
+    if address.startswith("fd"):  # the agent reports global-scope addresses before link-local
+        assert nic["ipv6_address"] == address
+    assert report["inventory"]["boot"] == {"current_boot_mode": "bios", "pxe_interface": MAC,
+                                           "secure_boot": False}

@@ -1,4 +1,4 @@
-"""System identity: DMI vendor data, boot mode, hostname and BMC address."""
+"""System identity: DMI vendor data, boot mode and Secure Boot, hostname and BMC address."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import os
 import re
 
 from . import cmdline
-from .sysfs import is_live, join, read, run, which
+from .sysfs import is_live, join, read, read_bytes, run, which
 
+# The UEFI global variable SecureBoot (EFI_GLOBAL_VARIABLE's GUID), as efivarfs names it.
+SECURE_BOOT_VAR = "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 IPMITOOL_TIMEOUT = 10.0  # a wedged BMC must not hold the ramdisk
 _LAN6_SECTION = re.compile(r"^IPv6 (Static|Dynamic) Address \d+:\s*$")
 _LAN_FIELD = re.compile(r"^(IP Address|MAC Address)\s*:\s*(\S+)\s*$", re.MULTILINE)
@@ -29,10 +31,19 @@ def system_vendor(root: str = "/") -> dict[str, object]:
 
 
 def boot(root: str, params: dict[str, str]) -> dict[str, object]:
-    """`pxe_interface` is the MAC from `BOOTIF`, normalised (IPA sends BOOTIF raw)."""
+    """`pxe_interface` is the MAC from `BOOTIF`, normalised (IPA sends BOOTIF raw).
+    `secure_boot` (not in IPA's object) feeds the `secure_boot` capability."""
     uefi = os.path.isdir(join(root, "sys/firmware/efi"))
     return {"current_boot_mode": "uefi" if uefi else "bios",
-            "pxe_interface": cmdline.bootif_mac(params.get("BOOTIF"))}
+            "pxe_interface": cmdline.bootif_mac(params.get("BOOTIF")),
+            "secure_boot": secure_boot(root) if uefi else False}
+
+
+def secure_boot(root: str) -> bool | None:
+    """The SecureBoot variable's byte after its 4 attribute bytes (1: on). None when the
+    variable cannot be read (efivarfs not mounted, old firmware): unknown, not off."""
+    data = read_bytes(join(root, "sys/firmware/efi/efivars/" + SECURE_BOOT_VAR))
+    return data[4] == 1 if data is not None and len(data) >= 5 else None
 
 
 def hostname(root: str = "/") -> str | None:

@@ -71,7 +71,8 @@ class Listener:
     @property
     def url(self) -> str:
         scheme = "https" if self.cert_file else "http"
-        return f"{scheme}://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{scheme}://{host}:{self.port}"
 
 
 def _uvicorn(listener: Listener, debug: bool) -> Any:
@@ -112,14 +113,21 @@ def listeners(conf: configmod.Config, only: str | None, baremetal: Any, discover
                               section.cert_file, section.key_file))
     check_listeners(conf, [(item.name, item.host) for item in found])
     if baremetal is not None and baremetal.ramdisk_app is not None:
-        found.append(Listener("Bare-metal ramdisk endpoints", baremetal.ramdisk_app,
-                              conf.api.ramdisk_host, conf.api.ramdisk_port,
-                              conf.api.cert_file, conf.api.key_file))
+        found += [Listener("Bare-metal ramdisk endpoints", baremetal.ramdisk_app, host,
+                           conf.api.ramdisk_port, conf.api.cert_file, conf.api.key_file)
+                  for host in addresses(conf.api.ramdisk_host)]
     if discoverd is not None and discoverd.ramdisk_app is not None:
         # Plain HTTP: iPXE and the ramdisk have no CA to check a certificate against.
-        found.append(Listener("discoverd ramdisk endpoints", discoverd.ramdisk_app,
-                              conf.introspection.ramdisk_host, conf.introspection.ramdisk_port))
+        found += [Listener("discoverd ramdisk endpoints", discoverd.ramdisk_app, host,
+                           conf.introspection.ramdisk_port)
+                  for host in addresses(conf.introspection.ramdisk_host)]
     return found
+
+
+def addresses(option: str) -> list[str]:
+    """The addresses of a `ramdisk_host` option: one, or several comma-separated (an IPv4
+    and an IPv6 one, for nodes of either family)."""
+    return [item.strip().strip("[]") for item in option.split(",") if item.strip()]
 
 
 def _settle_heap() -> None:

@@ -108,8 +108,8 @@ class ApiSection:
     ramdisk_host: str = opt(
         "", "Address of a second listener serving only the ramdisk's endpoints "
         "(/v1/continue_inspection, /v1/lookup, /v1/heartbeat) without authentication, for "
-        "the provisioning network. "
-        "Empty: none (they are served on the main listener only).")
+        "the provisioning network; several, comma-separated (e.g. an IPv4 and an IPv6 "
+        "address). Empty: none (they are served on the main listener only).")
     ramdisk_port: int = opt(6386, "Port of that listener.", minimum=1)
     ramdisk_heartbeat_timeout: int = opt(
         300, "Seconds a ramdisk agent may stay silent; sent to it at lookup (Ironic's "
@@ -236,7 +236,8 @@ class IntrospectionSection:
     key_file: str = opt("", "TLS private key (PEM) of cert_file.")
     ramdisk_host: str = opt(
         "", "Address of a second listener serving only the ramdisk's endpoints (/v1/continue "
-        "and the PXE boot files) without authentication, for the provisioning network. "
+        "and the PXE boot files) without authentication, for the provisioning network; "
+        "several, comma-separated (e.g. 10.20.0.1,fd20:20::1 for IPv4 and IPv6 nodes). "
         "Empty: none.")
     ramdisk_port: int = opt(5051, "Port of that listener.", minimum=1)
     ironic_timeout: float = opt(30.0, "Seconds one bare-metal API call may take.", minimum=0.1)
@@ -333,7 +334,8 @@ class ProcessingSection:
         "older ones are dropped when a new report is stored.", minimum=1)
     disk_partitioning_spacing: bool = opt(
         True, "Report local_gb one GiB below the root disk's size (room for partitioning).")
-    boot_mode_capability: bool = opt(True, "Add boot_mode:<bios|uefi> to capabilities.")
+    boot_mode_capability: bool = opt(True, "Add boot_mode:<bios|uefi> to capabilities, and "
+                                     "secure_boot:<true|false> when the ramdisk knows it.")
     cpu_flags: list[str] = opt(
         ["vmx:cpu_vt", "svm:cpu_vt", "aes:cpu_aes", "pse:cpu_hugepages",
          "pdpe1gb:cpu_hugepages_1g", "smx:cpu_txt"],
@@ -399,8 +401,47 @@ class PxeSection:
     kernel_params: str = opt("console=ttyS0,115200 ipa-collect-lldp=1",
                              "Extra kernel command line of the discovery ramdisk "
                              "(ipa-collect-lldp=1: the agent reports the switches' LLDP).")
-    ipxe_binary: str = opt("/usr/lib/ipxe/undionly.kpxe", "iPXE binary sent over TFTP to "
-                           "plain PXE ROMs so they chain-load iPXE.")
+    http_url_ipv6: str = opt(
+        "", "Base URL booting nodes on IPv6 reach discoverd at, e.g. http://[fd20:20::1]:5051 "
+        "(in the boot scripts and configs served to IPv6 clients, and the DHCPv6 boot file "
+        "URLs). Empty: the interface's first global IPv6 address with http_url's scheme and "
+        "port.")
+    dhcp_range_ipv6: str = opt(
+        "", "dnsmasq dhcp-range for DHCPv6 on the interface, e.g. "
+        "fd20:20::100,fd20:20::1ff,slaac,64,10m (slaac: the router advertisements also let "
+        "the ramdisk configure itself). Set, UEFI machines can PXE-boot over IPv6 (DHCPv6 "
+        "option 59); empty: no DHCPv6.")
+    loader_file_paths: list[str] = opt(
+        ["undionly.kpxe:/usr/lib/ipxe/undionly.kpxe", "snponly.efi:/usr/lib/ipxe/snponly.efi",
+         "bootx64.efi:/usr/lib/shim/shimx64.efi.signed",
+         "grubx64.efi:/usr/lib/grub/x86_64-efi-signed/grubnetx64.efi.signed",
+         "bootaa64.efi:/usr/lib/shim/shimaa64.efi.signed",
+         "grubaa64.efi:/usr/lib/grub/arm64-efi-signed/grubnetaa64.efi.signed"],
+        "The boot loaders discoverd serves (over TFTP, and over HTTP under /boot/efi/), as "
+        "NAME:PATH (Ironic's option): the file PATH of this host is served as NAME. A "
+        "missing file is logged at start and its machines are not served. shim loads "
+        "grubx64.efi (grubaa64.efi) from the same server, so both must be served.")
+    ipxe_bootfile_name: str = opt(
+        "undionly.kpxe", "Loader (a NAME of loader_file_paths) that BIOS PXE ROMs (DHCP "
+        "option 93 = 0, or none) get over TFTP: iPXE, which then fetches the boot script over "
+        "HTTP.")
+    uefi_pxe_bootfile_name: str = opt(
+        "bootx64.efi", "Loader that x86-64 UEFI PXE clients (option 93 = 7 or 9, and IPv6 "
+        "clients) get over TFTP. The default, Debian's shim signed by Microsoft, boots "
+        "machines with Secure Boot on or off: shim -> grubx64.efi (signed by Debian) -> the "
+        "signed ramdisk kernel, all over TFTP. snponly.efi (iPXE) fetches the kernel over "
+        "HTTP instead, but cannot boot with Secure Boot on.")
+    uefi_ipxe_bootfile_name: str = opt(
+        "snponly.efi", "Loader that x86-64 UEFI HTTP-boot clients (vendor class HTTPClient) "
+        "get by URL: iPXE, as Debian's signed GRUB cannot fetch over HTTP. Empty: HTTP-boot "
+        "clients are not served.")
+    pxe_bootfile_name_by_arch: list[str] = opt(
+        ["aarch64:bootaa64.efi"], "Loaders of other architectures' UEFI PXE clients, as "
+        "ARCH:NAME (Ironic's option); aarch64 is option 93 = 11. An architecture whose loader "
+        "is not installed gets no boot file, and discoverd logs each such machine's MAC.")
+    ipxe_binary: str = opt(
+        "", "Deprecated, before UEFI support: a BIOS iPXE binary. Set, it is served as "
+        "ipxe_bootfile_name in place of that loader_file_paths entry.")
     dnsmasq_path: str = opt("dnsmasq", "The dnsmasq program.")
     ping_before_offer: bool = opt(
         False, "Let dnsmasq ping an address before offering it (duplicate check; costs ~3 s "

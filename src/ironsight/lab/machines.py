@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 GIB = 1024**3
+# efivarfs' file of the UEFI variable SecureBoot: 4 bytes of attributes (BS|RT), the value.
+SECURE_BOOT_VAR = ("sys/firmware/efi/efivars/"
+                   "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c")
+EFI_ATTRIBUTES = (0x06).to_bytes(4, "little")
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class MachineSpec:
     cpu_flags: str = "fpu pse tsc msr pae cx8 apic sep pge cmov mmx fxsr sse sse2 lm"
     arch: str = "x86_64"
     uefi: bool = False
+    secure_boot: bool = False  # with uefi: the SecureBoot variable says on (else off)
     serial: str = ""
     vendor: str = "QEMU"
     product: str = "Standard PC (Q35 + ICH9, 2009)"
@@ -114,6 +119,6 @@ def build_tree(root: Path, spec: MachineSpec, callback_url: str | None = None) -
     tree.write("sys/class/dmi/id/sys_vendor", f"{spec.vendor}\n")
     tree.write("sys/class/dmi/id/product_name", f"{spec.product}\n")
     tree.write("sys/class/dmi/id/product_serial", f"{spec.serial or spec.name}\n")
-    if spec.uefi:
-        (root / "sys/firmware/efi").mkdir(parents=True, exist_ok=True)
+    if spec.uefi:  # efivarfs as the ramdisk mounts it, on firmware that has Secure Boot
+        tree.write(SECURE_BOOT_VAR, EFI_ATTRIBUTES + bytes([int(spec.secure_boot)]))
     return root

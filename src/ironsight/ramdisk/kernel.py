@@ -4,7 +4,7 @@ The meta-package `linux-image-cloud-amd64` depends on the current ABI package
 (`linux-image-6.1.0-57-cloud-amd64 (= 6.1.192-3)`), so nothing hard-codes an ABI number.
 The cloud flavour is used because its LZ4 image boots ~3 s faster under QEMU's TCG than
 the generic XZ one. The .deb is fetched with `apt-get download` and only `boot/vmlinuz-*`
-plus the virtio modules are unpacked from it: nothing is installed into /boot.
+plus the modules listed in MODULES are unpacked from it: nothing is installed into /boot.
 
 There is no udev in the ramdisk, so /init loads every module itself with `insmod`, in
 the order written here: computed from each module's own `depends=` field, because a
@@ -39,6 +39,7 @@ MODULES = (
     "drivers/net/net_failover",
     "drivers/net/virtio_net",      # the NIC
     "drivers/block/virtio_blk",    # the disks (/dev/vda)
+    "fs/efivarfs/efivarfs",        # UEFI variables (SecureBoot) for the agent
 )
 
 

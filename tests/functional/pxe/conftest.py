@@ -100,6 +100,10 @@ def pxe_net() -> Iterator[PxeNet]:
             "peer", "name", CLIENT_IF, "netns", net.client)
         _ip("-n", net.server, "addr", "add", f"{net.subnet}.1/24", "dev", SERVER_IF)
         _ip("-n", net.server, "addr", "add", "fd5e:1::1/64", "dev", SERVER_IF, "nodad")
+        # the probe's DHCPv6 client needs its link-local address at once
+        subprocess.run(["ip", "netns", "exec", net.client, "sysctl", "-qw",
+                        f"net.ipv6.conf.{CLIENT_IF}.accept_dad=0"], check=True,
+                       capture_output=True, timeout=10)
         for namespace, iface in ((net.server, SERVER_IF), (net.client, CLIENT_IF)):
             _ip("-n", namespace, "link", "set", "lo", "up")
             _ip("-n", namespace, "link", "set", iface, "up")
@@ -149,19 +153,22 @@ def make_pxe(pxe_net: PxeNet, node_cache: NodeCache, tmp_path: Path) -> PxeFacto
 
     @contextlib.asynccontextmanager
     async def factory(known: set[str], driver: str = "dnsmasq", deny_unknown: bool = False,
-                      ) -> AsyncIterator[PxeService]:
+                      tokens: bool = False, **pxe_options: str) -> AsyncIterator[PxeService]:
         conf = config.load(overrides={
             "DEFAULT": {"state_dir": str(tmp_path / "state")},
             "pxe": {"enabled": "true", "interface": SERVER_IF,
                     "dhcp_range": f"{pxe_net.subnet}.100,{pxe_net.subnet}.199,255.255.255.0,10m",
-                    "http_url": f"http://{pxe_net.subnet}.1:5050"},
+                    "http_url": f"http://{pxe_net.subnet}.1:5050", **pxe_options},
             "pxe_filter": {"driver": driver, "deny_unknown_macs": str(deny_unknown).lower()}})
 
         async def known_macs() -> set[str]:
             return set(known)
 
+        # dnsmasq, ip and iptables run in the server namespace, the TFTP server's sockets
+        # are made there; with `tokens`, boot configs carry callback tokens (the node cache)
         pxe = PxeService(conf, active_macs=lambda: introspection_macs(node_cache),
-                         known_macs=known_macs, prefix=pxe_net.prefix)
+                         known_macs=known_macs, namespace=pxe_net.server,
+                         cache=node_cache if tokens else None)
         await pxe.start()
         try:
             assert pxe.dnsmasq is not None

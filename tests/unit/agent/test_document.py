@@ -33,7 +33,8 @@ def test_inventory_sub_objects_have_ipas_fields(server):
     assert {"product_name", "serial_number", "manufacturer", "firmware"} <= set(
         inventory["system_vendor"])
     assert set(inventory["system_vendor"]["firmware"]) == {"vendor", "version", "build_date"}
-    assert set(inventory["boot"]) == {"current_boot_mode", "pxe_interface"}
+    # IPA's two keys, and `secure_boot` (ours, documented in docs/agent.md)
+    assert set(inventory["boot"]) == {"current_boot_mode", "pxe_interface", "secure_boot"}
 
 
 def test_document_is_json_serialisable(server):

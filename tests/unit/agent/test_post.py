@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
 import pytest
 
 from ironsight.agent import post
@@ -86,3 +90,36 @@ def test_an_unusable_url_is_final():
     with pytest.raises(post.PostError, match="invalid callback URL"):
         post.post("nonsense", BODY, sleep=sleeps)
     assert sleeps == []
+
+
+class _Server6(HTTPServer):
+    address_family = socket.AF_INET6
+
+
+@pytest.mark.skipif(not socket.has_ipv6, reason="needs IPv6")
+def test_an_ipv6_literal_url_is_posted_to():
+    """IPv6-only provisioning networks: http://[addr]:port/ as discoverd's URL. The Host
+    header keeps the brackets, as RFC 7230 wants."""
+    seen: list[tuple[str, bytes]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            seen.append((self.headers["Host"], body))
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = _Server6(("::1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True).start()
+    port = httpd.server_address[1]
+    try:
+        reply = post.post(f"http://[::1]:{port}/v1/continue", BODY, sleep=Sleeps())
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert reply.status == 202
+    assert seen == [(f"[::1]:{port}", BODY)]

@@ -34,6 +34,36 @@ def test_boot_mode_is_bios_otherwise(qemu_vm):
     assert system.boot(str(qemu_vm), {})["current_boot_mode"] == "bios"
 
 
+def test_secure_boot_is_the_uefi_global_variable():
+    # EFI_GLOBAL_VARIABLE's GUID (UEFI spec): 11d2, as efivarfs names the file
+    assert system.SECURE_BOOT_VAR == "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+
+
+def _secure_boot_var(tree, value: bytes) -> None:
+    tree.write("sys/firmware/efi/efivars/" + system.SECURE_BOOT_VAR, value)
+
+
+def test_secure_boot_on_is_a_1_after_the_attributes(server):
+    _secure_boot_var(server, b"\x06\x00\x00\x00\x01")
+    assert system.boot(str(server), {})["secure_boot"] is True
+
+
+def test_secure_boot_off_is_any_other_byte(server):
+    _secure_boot_var(server, b"\x06\x00\x00\x00\x00")
+    assert system.boot(str(server), {})["secure_boot"] is False
+
+
+def test_secure_boot_is_unknown_when_uefi_has_no_readable_variable(server):
+    assert system.boot(str(server), {})["secure_boot"] is None  # efivarfs not mounted
+    _secure_boot_var(server, b"\x06\x00\x00\x00")  # attributes only: malformed
+    assert system.boot(str(server), {})["secure_boot"] is None
+
+
+def test_secure_boot_is_off_when_booted_in_bios_mode(qemu_vm):
+    assert system.boot(str(qemu_vm), {}) == {"current_boot_mode": "bios",
+                                             "pxe_interface": None, "secure_boot": False}
+
+
 def test_pxe_interface_is_the_bootif_mac(server):
     params = {"BOOTIF": "01-3C-FD-FE-AA-BB-01"}
     assert system.boot(str(server), params)["pxe_interface"] == "3c:fd:fe:aa:bb:01"

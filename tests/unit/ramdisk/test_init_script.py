@@ -7,6 +7,7 @@ busybox applets, so these run the same tools as the ramdisk.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -123,6 +124,117 @@ def test_bootif_mac(applets: Path, bootif: str, mac: str) -> None:
     assert sh(applets, f"bootif_mac '{bootif}'").strip() == mac
 
 
+# --- the address family: IPv4 by DHCP, or IPv6 only ----------------------------------------------
+
+@pytest.mark.parametrize(("url", "family"), [
+    ("http://[fd20:20::1]:5051/v1/continue", "6"),
+    ("http://[::1]/v1/continue", "6"),
+    ("https://user:pw@[2001:db8::5]:443/x", "6"),
+    ("http://10.20.0.1:5050/v1/continue", "4"),
+    ("http://discoverd.example:5050/v1/continue", "4"),
+    ("http://h:5050/v1/continue?a=[x]", "4"),
+    ("http://h/[fd20::1]", "4"),
+    ("", "4"),
+])
+def test_url_family_is_6_only_for_an_ipv6_literal_host(applets: Path, url: str,
+                                                       family: str) -> None:
+    assert sh(applets, f"url_family '{url}'").strip() == family
+
+
+@pytest.mark.parametrize(("cmdline", "family"), [
+    ("ironsight.callback_url=http://[fd20:20::1]:5051/v1/continue", "6"),
+    ("ironsight.callback_url=http://[fd20:20::1]:5051/x,http://10.0.0.1:5050/x", "6"),
+    ("ironsight.callback_url=http://10.0.0.1:5050/x,http://[fd20:20::1]:5051/x", "4"),
+    ("ipa-inspection-callback-url=http://[fd20:20::1]:5051/x", "6"),
+    ("discoverd_callback_url=http://10.0.0.1:5050/x", "4"),
+    ("console=ttyS0", "4"),  # no URL here: the agent finds none either, DHCP as before
+])
+def test_the_first_callback_url_decides_the_family(applets: Path, cmdline: str,
+                                                   family: str) -> None:
+    assert sh(applets, f"parse_cmdline '{cmdline}'; net_family").strip() == family
+
+
+IF_INET6 = """\
+00000000000000000000000000000001 01 80 10 80       lo
+fe80000000000000505400fffe123456 02 40 20 80     eth0
+fec0000000000000505400fffe123456 02 40 40 40     eth0
+20010db8000000000000000000000007 02 40 00 20     eth0
+20010db8000000000000000000000008 02 40 00 08     eth0
+fd200020000000000000000000000001 03 40 00 80     eth1
+fec0000000000000505400fffe123456 04 40 40 00     eth2
+20010db8000100000001000000000000 05 30 00 00     eth3
+"""
+
+
+@pytest.mark.parametrize(("nic", "address"), [
+    ("eth0", ""),  # link-local, tentative, deprecated, DAD failed: none usable yet
+    ("eth1", "fd20:20::1/64"),
+    ("eth2", "fec0::5054:ff:fe12:3456/64"),  # slirp's site-local prefix counts
+    ("eth3", "2001:db8:1:0:1::/48"),  # RFC 5952: the longest zero run is the one shortened
+    ("lo", ""),
+    ("eth9", ""),
+])
+def test_global_ipv6_waits_for_an_address_past_dad(applets: Path, tmp_path: Path, nic: str,
+                                                   address: str) -> None:
+    (tmp_path / "if_inet6").write_text(IF_INET6)
+    assert sh(applets, f"IF_INET6={tmp_path / 'if_inet6'}; global_ipv6 {nic}").strip() \
+        == address
+
+
+def test_wait_ipv6_logs_the_address(applets: Path, net: Path, tmp_path: Path) -> None:
+    (tmp_path / "if_inet6").write_text(IF_INET6.replace("eth1", "eth0"))
+    out = sh(applets, f"NET={net}; IF_INET6={tmp_path / 'if_inet6'}\n"
+                      "wait_ipv6 eth0 4; echo rc=$?")
+    assert "IPv6 only on eth0 (52:54:00:00:00:01)" in out
+    assert "network up: fd20:20::1/64 (IPv6)" in out
+    assert out.strip().endswith("rc=0")
+
+
+def test_wait_ipv6_gives_up_after_the_bound_and_says_so(applets: Path, net: Path,
+                                                        tmp_path: Path) -> None:
+    (tmp_path / "if_inet6").write_text(IF_INET6)  # eth0: nothing usable, ever
+    out = sh(applets, f"NET={net}; IF_INET6={tmp_path / 'if_inet6'}\n"
+                      "wait_ipv6 eth0 2; echo rc=$?")
+    assert "no IPv6 address on eth0 after 1 s" in out
+    assert out.strip().endswith("rc=1")
+
+
+# --- boot mode and Secure Boot --------------------------------------------------------------------
+
+SECURE_BOOT_VAR = "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+
+
+@pytest.mark.parametrize(("value", "summary"), [
+    (b"\x06\x00\x00\x00\x01", "uefi, secure boot on"),
+    (b"\x06\x00\x00\x00\x00", "uefi, secure boot off"),
+    (b"\x06\x00\x00\x00", "uefi, secure boot unknown"),  # attributes only
+    (None, "uefi, secure boot unknown"),  # efivarfs not mounted
+])
+def test_boot_summary_reads_the_secure_boot_variable(applets: Path, tmp_path: Path,
+                                                     value: bytes | None, summary: str) -> None:
+    efi = tmp_path / "efi"
+    (efi / "efivars").mkdir(parents=True)
+    if value is not None:
+        (efi / "efivars" / SECURE_BOOT_VAR).write_bytes(value)
+    assert sh(applets, f"EFI={efi}; boot_summary").strip() == summary
+
+
+def test_boot_summary_without_efi_is_bios(applets: Path, tmp_path: Path) -> None:
+    assert sh(applets, f"EFI={tmp_path / 'none'}; boot_summary").strip() == "bios"
+
+
+def test_mount_efivars_does_nothing_in_bios_mode(applets: Path, tmp_path: Path) -> None:
+    assert sh(applets, f"EFI={tmp_path / 'none'}; WORK={tmp_path}; mount_efivars; "
+                       "echo rc=$?").strip() == "rc=0"
+
+
+def test_a_failed_efivarfs_mount_is_logged_not_fatal(applets: Path, tmp_path: Path) -> None:
+    (tmp_path / "efi").mkdir()  # no efivars mount point: mount fails, whoever runs the test
+    out = sh(applets, f"EFI={tmp_path / 'efi'}; WORK={tmp_path}; mount_efivars; echo rc=$?")
+    assert f"cannot mount efivarfs on {tmp_path}/efi/efivars" in out
+    assert out.strip().endswith("rc=0")
+
+
 # --- NICs -----------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -182,9 +294,16 @@ class _Receiver:
         self.tokens: list[str | None] = []
 
 
+class _Server6(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 @pytest.fixture
 def receiver(request: pytest.FixtureRequest) -> Iterator[tuple[_Receiver, str]]:
-    state = _Receiver(request.param)
+    """param: the HTTP status, or (status, "::1") for a server on IPv6 loopback."""
+    status, host = request.param if isinstance(request.param, tuple) else (request.param,
+                                                                           "127.0.0.1")
+    state = _Receiver(status)
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -198,9 +317,10 @@ def receiver(request: pytest.FixtureRequest) -> Iterator[tuple[_Receiver, str]]:
         def log_message(self, format: str, *args: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = (_Server6 if ":" in host else ThreadingHTTPServer)((host, 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield state, f"http://127.0.0.1:{server.server_address[1]}/v1/continue"
+    netloc = f"[{host}]" if ":" in host else host
+    yield state, f"http://{netloc}:{server.server_address[1]}/v1/continue"
     server.shutdown()
     server.server_close()
 
@@ -215,6 +335,19 @@ def test_post_error_delivers_once_even_when_discoverd_answers_400(
     assert out.strip().endswith("rc=0"), out
     assert len(state.bodies) == 1
     assert state.bodies[0]["error"] == "ramdisk error: agent exited with code 1: boom"
+
+
+@pytest.mark.skipif(not socket.has_ipv6, reason="needs IPv6")
+@pytest.mark.parametrize("receiver", [(400, "::1")], indirect=True)
+def test_post_error_reaches_an_ipv6_literal_url(
+        applets: Path, net: Path, tmp_path: Path, receiver: tuple[_Receiver, str]) -> None:
+    """busybox wget takes http://[addr]:port/ (the IPv6-only networks' callback URLs)."""
+    state, url = receiver
+    assert url.startswith("http://[::1]:")
+    out = sh(applets, f"NET={net}; WORK={tmp_path}; REPORT_URLS='{url}'\n"
+                      "post_error boom; echo rc=$?")
+    assert out.strip().endswith("rc=0"), out
+    assert [body["error"] for body in state.bodies] == ["ramdisk error: boom"]
 
 
 @pytest.mark.parametrize("receiver", [400], indirect=True)

@@ -187,6 +187,7 @@ REAL_DEPENDS = {  # Debian 6.1 cloud kernel, listed in the wrong order on purpos
     "failover": [],
     "virtio_pci_legacy_dev": [],
     "virtio_pci_modern_dev": [],
+    "efivarfs": [],
 }
 
 
@@ -265,7 +266,8 @@ def test_extract_takes_only_vmlinuz_and_the_listed_modules(tmp_path: Path) -> No
     assert kern.vmlinuz.read_bytes() == b"kernel image"
     names = [kernel.module_name(m) for m in kern.modules]
     assert names == ["virtio_ring", "virtio", "virtio_pci_legacy_dev", "virtio_pci_modern_dev",
-                     "virtio_pci", "failover", "net_failover", "virtio_net", "virtio_blk"]
+                     "virtio_pci", "failover", "net_failover", "virtio_net", "virtio_blk",
+                     "efivarfs"]
     extracted = sorted(p.name for p in (tmp_path / "tree").rglob("*") if p.is_file())
     assert "virtio_balloon.ko" not in extracted
     assert f"System.map-{RELEASE}" not in extracted

@@ -1,7 +1,10 @@
-"""`boot-mode`: the `boot_mode` capability from the boot mode the ramdisk booted in.
+"""`boot-mode`: the `boot_mode` and `secure_boot` capabilities from how the ramdisk booted.
 
 Ironic's split of the inspector-era `capabilities` hook (with cpu-capabilities). Merged into
-the node's `capabilities` like every capability hook (`capabilities.merge`).
+the node's `capabilities` like every capability hook (`capabilities.merge`). `secure_boot`
+(Ironic's capability name, read by its deploy interfaces) comes from the agent's
+`inventory.boot.secure_boot`; an unknown state (null, or a ramdisk that does not send it)
+sets nothing, so that a node's recorded value is never replaced by a guess.
 """
 
 from __future__ import annotations
@@ -18,8 +21,7 @@ class BootMode(ProcessingHook):
     name = "boot-mode"
 
     def before_update(self, ctx: ProcessingContext) -> None:
-        mode = (ctx.inventory.get("boot") or {}).get("current_boot_mode")
-        if not mode:
+        found = capabilities.boot_capabilities(ctx.inventory)
+        if "boot_mode" not in found:
             LOG.warning("Node %s: no boot mode in the report", ctx.node.get("uuid"))
-            return
-        capabilities.merge(ctx, {"boot_mode": str(mode)})
+        capabilities.merge(ctx, found)

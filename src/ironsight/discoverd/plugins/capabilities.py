@@ -1,6 +1,9 @@
-"""`capabilities`: boot mode and CPU features, merged into the node's `capabilities` string."""
+"""`capabilities`: boot mode, Secure Boot and CPU features, merged into the node's
+`capabilities` string."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from ironsight.discoverd.plugins.base import ProcessingContext, ProcessingHook
 from ironsight.discoverd.plugins.facts import CAPABILITIES, CapabilitySet
@@ -19,6 +22,20 @@ def parse(value: object) -> dict[str, str]:
 
 def render(caps: dict[str, str]) -> str:
     return ",".join(f"{k}:{v}" for k, v in caps.items())
+
+
+def boot_capabilities(inventory: dict[str, Any]) -> dict[str, str]:
+    """`boot_mode` (bios/uefi) and, when the ramdisk knows it, `secure_boot` (true/false):
+    Ironic's capability names. The report's `boot` is open: a secure_boot that is not a
+    bool (null, a string) is unknown and sets nothing, so a recorded value is never replaced
+    by a guess."""
+    boot = inventory.get("boot") or {}
+    found: dict[str, str] = {}
+    if boot.get("current_boot_mode"):
+        found["boot_mode"] = str(boot["current_boot_mode"])
+    if isinstance(boot.get("secure_boot"), bool):
+        found["secure_boot"] = "true" if boot["secure_boot"] else "false"
+    return found
 
 
 def merge(ctx: ProcessingContext, found: dict[str, str]) -> None:
@@ -45,9 +62,8 @@ class Capabilities(ProcessingHook):
     def before_update(self, ctx: ProcessingContext) -> None:
         inventory = ctx.inventory
         discovered: dict[str, str] = {}
-        boot_mode = (inventory.get("boot") or {}).get("current_boot_mode")
-        if self.conf.processing.boot_mode_capability and boot_mode:
-            discovered["boot_mode"] = str(boot_mode)
+        if self.conf.processing.boot_mode_capability:
+            discovered.update(boot_capabilities(inventory))
         flags = set((inventory.get("cpu") or {}).get("flags") or [])
         for entry in self.conf.processing.cpu_flags:
             flag, _, cap = entry.partition(":")

@@ -2,22 +2,37 @@
 read what dnsmasq logs.
 
 DHCP only (`port=0`: no DNS) and no router or DNS server handed out, so that booting nodes
-cannot route anywhere from this segment. iPXE (user class `iPXE` or option 175) gets the HTTP
-script; plain PXE ROMs get iPXE itself over TFTP, from a root that holds nothing else. Logs go
-to stderr, which the supervisor forwards to discoverd's log (no log file to rotate).
+cannot route anywhere from this segment. What a client is told to boot depends on what it is,
+from its DHCP request (docs/pxe.md has the table):
+- iPXE (user class `iPXE` or option 175): the boot script over HTTP;
+- a BIOS PXE ROM (option 93 = 0, or no option 93): iPXE's BIOS loader over TFTP;
+- x86-64 UEFI (option 93 = 7 or 9): the UEFI loader over TFTP (shim, by default);
+- a UEFI HTTP-boot client (vendor class `HTTPClient`): a loader's URL, and option 60 echoed
+  back, which the firmware requires before it accepts the offer;
+- ARM64 UEFI (option 93 = 11): its loader when one is installed, else nothing;
+- over DHCPv6 (`[pxe] dhcp_range_ipv6`), iPXE and UEFI PXE the same as URLs in option 59.
+TFTP is discoverd's own (tftp.py), not dnsmasq's. Logs go to stderr, which the supervisor
+forwards to discoverd's log (no log file to rotate).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 CONF_NAME = "dnsmasq.conf"
 LEASES_NAME = "dnsmasq.leases"
-TFTP_DIR = "tftp"
+EFI_PATH = "/boot/efi"  # where the HTTP server serves loaders by name
+
+# dnsmasq's tags for the client classes (docs/pxe.md)
+IPXE, ANY_ARCH, BIOS, EFI_X86_64, EFI_AARCH64, HTTP_CLIENT = (
+    "ipxe", "arch", "bios", "efi-x86_64", "efi-aarch64", "httpclient")
+# DHCP option 93 (RFC 4578, IANA "Processor Architecture Types") per tag
+ARCH_CODES = {BIOS: (0,), EFI_X86_64: (7, 9, 16), EFI_AARCH64: (11, 19)}
+HTTP_ARCH_CODES = (16, 19)  # the HTTP-boot variants of x86-64 and ARM64 UEFI
+UEFI_ENTERPRISE = 343  # Intel's IANA number: the DHCPv6 vendor class of UEFI clients
 
 _LEASE = re.compile(r"DHCPACK\((?P<iface>[^)]+)\) (?P<ip>\S+) (?P<mac>[0-9a-fA-F:]{17})")
 _IGNORED = re.compile(r"DHCP\w+\([^)]+\) (?:\S+ )?(?P<mac>[0-9a-fA-F:]{17}) ignored")
@@ -26,24 +41,34 @@ _PROBLEM = re.compile(r"\b(failed|error|cannot|unknown interface|no address rang
 
 
 @dataclass(frozen=True)
+class BootPrograms:
+    """The loader (a served name) each class of client gets; None: that class is not
+    served."""
+
+    bios: str | None = None
+    uefi_x86_64: str | None = None
+    uefi_http_x86_64: str | None = None  # fetched by URL, {http_url}/boot/efi/<name>
+    uefi_aarch64: str | None = None
+
+
+@dataclass(frozen=True)
 class DnsmasqSettings:
     interface: str
     dhcp_range: str
     http_url: str
-    directory: Path  # <state dir>/pxe: config, leases, TFTP root
-    ipxe_binary: Path | None  # None: no TFTP (only iPXE ROMs can boot)
+    directory: Path  # <state dir>/pxe: config, leases
+    programs: BootPrograms
     router_advertisements: bool
     filter_options: tuple[str, ...] = ()
     user: str | None = None
     ping_before_offer: bool = False
+    dhcp_range_ipv6: str = ""  # empty: no DHCPv6
+    http_url_ipv6: str = ""
+    tftp_ipv6: str = ""  # the address IPv6 clients fetch loaders from over TFTP
 
     @property
     def conf_file(self) -> Path:
         return self.directory / CONF_NAME
-
-    @property
-    def tftp_root(self) -> Path:
-        return self.directory / TFTP_DIR
 
 
 def render(s: DnsmasqSettings) -> str:
@@ -57,18 +82,17 @@ def render(s: DnsmasqSettings) -> str:
         # Empty options: dnsmasq would otherwise offer itself as router and DNS server.
         "dhcp-option=option:router",
         "dhcp-option=option:dns-server",
-        "dhcp-userclass=set:ipxe,iPXE",
-        "dhcp-match=set:ipxe,175",
-        f"dhcp-boot=tag:ipxe,{s.http_url}/boot.ipxe",
+        *_classes(),
+        *_boot_ipv4(s),
     ]
-    if s.ipxe_binary is not None:
-        lines += [f"dhcp-boot=tag:!ipxe,{s.ipxe_binary.name}",
-                  "enable-tftp",
-                  f"tftp-root={s.tftp_root}"]
+    if s.dhcp_range_ipv6:
+        lines += [f"dhcp-range={s.dhcp_range_ipv6}", *_boot_ipv6(s)]
     lines += list(s.filter_options)
     if s.router_advertisements:
         # iPXE waits ~13 s for an IPv6 router advertisement before it fetches the script.
-        lines += ["enable-ra", f"dhcp-range=::,constructor:{s.interface},ra-only"]
+        lines.append("enable-ra")
+        if not s.dhcp_range_ipv6:  # a DHCPv6 range is advertised already
+            lines.append(f"dhcp-range=::,constructor:{s.interface},ra-only")
     if not s.ping_before_offer:
         lines.append("no-ping")  # the ~3 s duplicate-address probe delays every first boot
     lines += ["log-dhcp", "log-facility=-", "pid-file="]
@@ -81,27 +105,62 @@ def render(s: DnsmasqSettings) -> str:
     return "\n".join(lines) + "\n"
 
 
-def prepare_tftp_root(root: Path, binary: Path | None) -> None:
-    """Leave exactly the iPXE binary in the TFTP root: nothing else can be fetched."""
-    root.mkdir(parents=True, exist_ok=True)
-    keep = binary.name if binary is not None else None
-    for entry in root.iterdir():
-        if entry.name != keep or entry.is_symlink() or not entry.is_file():
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
-    if binary is not None:
-        target = root / binary.name
-        data = binary.read_bytes()
-        if not target.exists() or target.read_bytes() != data:
-            target.write_bytes(data)
-            target.chmod(0o644)
+def _classes() -> list[str]:
+    """Tags for what a client is (the user class tags iPXE over DHCPv6 too)."""
+    lines = [f"dhcp-userclass=set:{IPXE},iPXE", f"dhcp-match=set:{IPXE},175",
+             f"dhcp-match=set:{ANY_ARCH},option:client-arch"]
+    lines += [f"dhcp-match=set:{tag},option:client-arch,{code}"
+              for tag, codes in ARCH_CODES.items() for code in codes]
+    lines.append(f"dhcp-vendorclass=set:{HTTP_CLIENT},HTTPClient")
+    return lines
+
+
+def _boot_ipv4(s: DnsmasqSettings) -> list[str]:
+    """One dhcp-boot per class, on mutually exclusive tags (dnsmasq takes the first match)."""
+    p = s.programs
+    lines = [f"dhcp-boot=tag:{IPXE},{s.http_url}/boot.ipxe"]
+    if p.bios:
+        lines += [f"dhcp-boot=tag:!{IPXE},tag:{BIOS},{p.bios}",
+                  f"dhcp-boot=tag:!{IPXE},tag:!{ANY_ARCH},{p.bios}"]
+    if p.uefi_x86_64:
+        lines.append(f"dhcp-boot=tag:!{IPXE},tag:{EFI_X86_64},tag:!{HTTP_CLIENT},"
+                     f"{p.uefi_x86_64}")
+    if p.uefi_http_x86_64:
+        # An HTTP-boot client takes an offer only when it names HTTPClient in option 60.
+        lines += [f"dhcp-option-force=tag:{HTTP_CLIENT},option:vendor-class,HTTPClient",
+                  f"dhcp-boot=tag:!{IPXE},tag:{EFI_X86_64},tag:{HTTP_CLIENT},"
+                  f"{s.http_url}{EFI_PATH}/{p.uefi_http_x86_64}"]
+    if p.uefi_aarch64:
+        lines.append(f"dhcp-boot=tag:!{IPXE},tag:{EFI_AARCH64},tag:!{HTTP_CLIENT},"
+                     f"{p.uefi_aarch64}")
+    return lines
+
+
+def _boot_ipv6(s: DnsmasqSettings) -> list[str]:
+    """Option 59 (a URL) per class: only UEFI firmware and iPXE PXE-boot over IPv6. UEFI
+    HTTP boot over IPv6 is not served: EDK2-based firmware takes an answer for an HTTP one
+    only when it echoes the vendor class (option 16: enterprise number, then the class),
+    which dnsmasq 2.90 cannot write (it sends option 16 as a list of strings)."""
+    p = s.programs
+    url = "option6:bootfile-url"
+    # option 61 (RFC 5970) carries option 93's codes; option 16 is vendor class with the
+    # vendor's enterprise number first
+    lines = [f"dhcp-match=set:{tag},option6:61,{code >> 8:02x}:{code & 0xFF:02x}"
+             for tag, codes in ARCH_CODES.items() if tag != BIOS for code in codes]
+    lines += [f"dhcp-vendorclass=set:{HTTP_CLIENT},enterprise:{UEFI_ENTERPRISE},HTTPClient",
+              f"dhcp-option=tag:{IPXE},{url},{s.http_url_ipv6}/boot.ipxe"]
+    tftp = f"tftp://[{s.tftp_ipv6}]"
+    if p.uefi_x86_64:
+        lines.append(f"dhcp-option=tag:!{IPXE},tag:!{EFI_AARCH64},tag:!{HTTP_CLIENT},"
+                     f"{url},{tftp}/{p.uefi_x86_64}")
+    if p.uefi_aarch64:
+        lines.append(f"dhcp-option=tag:!{IPXE},tag:{EFI_AARCH64},tag:!{HTTP_CLIENT},"
+                     f"{url},{tftp}/{p.uefi_aarch64}")
+    return lines
 
 
 def write_config(s: DnsmasqSettings) -> Path:
     s.directory.mkdir(parents=True, exist_ok=True)
-    prepare_tftp_root(s.tftp_root, s.ipxe_binary)
     s.conf_file.write_text(render(s))
     return s.conf_file
 
@@ -119,8 +178,10 @@ def parse_lease(line: str) -> tuple[str, str] | None:
 
 
 def lease_addresses(leases_file: Path, mac: str) -> set[str]:
-    """The addresses dnsmasq's lease file (`expiry MAC IP name client-id` per line) gives
-    `mac` (lower case, colons); none when the file is missing or unreadable."""
+    """The addresses dnsmasq's lease file gives `mac` (lower case, colons); none when the
+    file is missing or unreadable. IPv4 lines are `expiry MAC IP name client-id`; DHCPv6
+    ones `expiry IAID IP name DUID`, whose DUID names the MAC when it is link-layer based
+    (types 1 and 3, what UEFI firmware sends); a DUID-UUID names none."""
     try:
         text = leases_file.read_text(errors="replace")
     except OSError:
@@ -128,9 +189,27 @@ def lease_addresses(leases_file: Path, mac: str) -> set[str]:
     found = set()
     for line in text.splitlines():
         fields = line.split()
-        if len(fields) >= 3 and fields[1].lower() == mac:
+        if len(fields) < 3:
+            continue
+        if ":" in fields[2]:
+            if len(fields) >= 5 and duid_mac(fields[4]) == mac:
+                found.add(fields[2])
+        elif fields[1].lower() == mac:
             found.add(fields[2])
     return found
+
+
+def duid_mac(duid: str) -> str | None:
+    """The Ethernet MAC in a DUID-LLT or DUID-LL (`00:01:00:01:<time>:<mac>`,
+    `00:03:00:01:<mac>`), else None."""
+    octets = duid.lower().split(":")
+    if octets[:1] != ["00"] or len(octets) < 10 or octets[2:4] != ["00", "01"]:
+        return None
+    if octets[1] == "01" and len(octets) == 14:
+        return ":".join(octets[8:])
+    if octets[1] == "03" and len(octets) == 10:
+        return ":".join(octets[4:])
+    return None
 
 
 def log_level(line: str) -> int:

@@ -34,3 +34,21 @@ async def interface_addresses(name: str, prefix: Sequence[str] = ()
     """None when there is no such interface."""
     code, out = await run_command([*prefix, "ip", "-o", "addr", "show", "dev", name])
     return parse_ip_addr(out) if code == 0 else None
+
+
+async def neighbour_mac(address: str, interface: str, prefix: Sequence[str] = ()) -> str | None:
+    """The link-layer address the kernel's neighbour table gives `address` on `interface`,
+    lower case; None when it has none."""
+    code, out = await run_command([*prefix, "ip", "neigh", "show", "to", address, "dev",
+                                   interface])
+    return parse_neigh(out) if code == 0 else None
+
+
+def parse_neigh(output: str) -> str | None:
+    """`ip neigh show to ADDR dev IF`: `ADDR lladdr aa:bb:... STATE`; a FAILED or
+    INCOMPLETE entry names no usable MAC."""
+    words = output.split()
+    if "lladdr" not in words or {"FAILED", "INCOMPLETE"} & set(words):
+        return None
+    index = words.index("lladdr") + 1
+    return words[index].lower() if index < len(words) else None

@@ -1,6 +1,7 @@
 """discoverd's PXE side as one unit: discoverd creates it when `[pxe] enabled`, starts and
 stops it with itself, calls `on_change` when an introspection starts or ends, and mounts its
-boot-file routes.
+boot-file routes. The replica that serves the network runs dnsmasq (DHCP) and the TFTP server
+(tftp.py) on the interface's addresses; the HTTP boot files are served by every replica.
 
 dnsmasq starts only after the filter's first full sync: before that the filter does not know
 which MACs the bare-metal service deploys, and dnsmasq must not answer them. If that sync
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from starlette.routing import Route
 
+from ironsight.common import netns
 from ironsight.common.config import Config
 from ironsight.common.exceptions import ConfigError
 from ironsight.common.ratelimit import RateLimiter
@@ -30,6 +32,7 @@ from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.pxe import dnsmasq
 from ironsight.discoverd.pxe.bootfiles import INITRAMFS, KERNEL, BootFiles
 from ironsight.discoverd.pxe.commands import run_command
+from ironsight.discoverd.pxe.dhcplog import DhcpWatch
 from ironsight.discoverd.pxe.filter import (
     FilterPlace,
     MacSource,
@@ -38,9 +41,15 @@ from ironsight.discoverd.pxe.filter import (
     SyncResult,
     load_driver,
 )
-from ironsight.discoverd.pxe.netif import interface_addresses
+from ironsight.discoverd.pxe.loaders import BootSetup, resolve
+from ironsight.discoverd.pxe.netif import (
+    InterfaceAddresses,
+    interface_addresses,
+    neighbour_mac,
+)
 from ironsight.discoverd.pxe.ownership import Ownership, ownership_for
 from ironsight.discoverd.pxe.supervisor import Supervisor
+from ironsight.discoverd.pxe.tftp import TftpServer, Transfer
 from ironsight.discoverd.pxe.tokens import BootTokens
 
 LOG = logging.getLogger(__name__)
@@ -48,6 +57,7 @@ DNSMASQ_LOG = logging.getLogger("ironsight.discoverd.pxe.dnsmasq")
 FIRST_RETRY = 0.2
 MAX_RETRY = 60.0
 STARTUP_GRACE = 10.0
+TFTP_PORT = 69
 
 
 async def introspection_macs(cache: NodeCache) -> set[str]:
@@ -60,17 +70,21 @@ OnOwnership = Callable[[str | None], Awaitable[None]]
 
 class PxeService:
     def __init__(self, conf: Config, *, active_macs: MacSource, known_macs: MacSource,
-                 prefix: Sequence[str] = (), ownership: Ownership | None = None,
+                 prefix: Sequence[str] = (), namespace: str | None = None,
+                 ownership: Ownership | None = None,
                  on_ownership: OnOwnership | None = None, cache: NodeCache | None = None,
-                 limiter: RateLimiter | None = None) -> None:
-        """`prefix` runs dnsmasq, iptables and ip through a command such as
-        `ip netns exec NS` (discoverd outside the provisioning network's namespace).
-        `ownership` elects the one replica that serves the network (see ownership.py);
-        `on_ownership` hears the network's name when this replica takes it over, and None
-        when it stops serving it. With `cache`, node boot scripts carry callback tokens
-        (tokens.py); `limiter` limits the boot scripts' requests per address."""
+                 limiter: RateLimiter | None = None, tftp_port: int = TFTP_PORT) -> None:
+        """`namespace` puts the PXE side in another network namespace (discoverd outside
+        the provisioning network's): dnsmasq, iptables and ip run through `ip netns exec`,
+        and the TFTP server's sockets are made there; `prefix` runs those commands through
+        another command instead. `ownership` elects the one replica that serves the network
+        (see ownership.py); `on_ownership` hears the network's name when this replica takes
+        it over, and None when it stops serving it. With `cache`, node boot scripts carry
+        callback tokens (tokens.py); `limiter` limits the boot scripts' requests per
+        address."""
         self.conf = conf
-        self.prefix = list(prefix)
+        self.namespace = namespace
+        self.prefix = list(prefix) or (["ip", "netns", "exec", namespace] if namespace else [])
         self.network = conf.pxe.network or conf.pxe.interface
         self.ownership = ownership or ownership_for(conf.discoverd_database_url, self.network,
                                                     conf.state_dir)
@@ -78,12 +92,21 @@ class PxeService:
         self.directory = conf.state_dir / "pxe"
         self.driver = load_driver(conf, FilterPlace(self.directory, tuple(self.prefix)))
         self.filter = PxeFilter(self.driver, active_macs=active_macs, known_macs=known_macs)
+        self.setup = BootSetup({}, dnsmasq.BootPrograms())  # resolved at start
         self.boot = BootFiles(
             conf.ramdisk_dir, conf.pxe.kernel_params, lambda: self.http_url,
-            tokens=BootTokens(cache, self.leases_file) if cache is not None else None,
+            http_url_ipv6=lambda: self.http_url_ipv6, loaders=lambda: self.setup.files,
+            tokens=BootTokens(cache, self.leases_file, neighbour=self._neighbour)
+            if cache is not None else None,
             limiter=limiter)
         self.dnsmasq: Supervisor | None = None
+        self.tftp = TftpServer(self.boot.tftp_file, on_done=_transferred,
+                               socket_factory=partial(netns.socket_in, namespace))
+        self.tftp_port = tftp_port
+        self.tftp_addresses: list[str] = []
+        self.watch = DhcpWatch({})
         self.http_url = conf.pxe.http_url.rstrip("/")  # resolved at start when empty
+        self.http_url_ipv6 = conf.pxe.http_url_ipv6.rstrip("/")  # likewise
         self._task: asyncio.Task[None] | None = None
         self._owning: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
@@ -101,6 +124,9 @@ class PxeService:
         """dnsmasq's lease file while this replica serves the network (else None)."""
         return self.directory / dnsmasq.LEASES_NAME if self._started else None
 
+    async def _neighbour(self, address: str) -> str | None:
+        return await neighbour_mac(address, self.conf.pxe.interface, self.prefix)
+
     @property
     def serving(self) -> bool:
         return self._started
@@ -112,14 +138,21 @@ class PxeService:
         """Check and write the configuration; then serve the network if no other replica
         does (a refusal of the filter's mechanism stops the service then, as a bad option
         would), and keep trying to take it over otherwise."""
-        ipxe_binary = await self._check()
+        addresses = await self._check()
+        self.setup = resolve(self.conf.pxe)
+        self.setup.log()
+        self.watch = DhcpWatch(self.setup.unserved)
+        ipv6 = bool(self.conf.pxe.dhcp_range_ipv6)
+        self.tftp_addresses = addresses.ipv4 + (addresses.ipv6 if ipv6 else [])
         settings = dnsmasq.DnsmasqSettings(
             interface=self.conf.pxe.interface, dhcp_range=self.conf.pxe.dhcp_range,
-            http_url=self.http_url, directory=self.directory, ipxe_binary=ipxe_binary,
+            http_url=self.http_url, directory=self.directory, programs=self.setup.programs,
             router_advertisements=self.conf.pxe.router_advertisements,
             ping_before_offer=self.conf.pxe.ping_before_offer,
             filter_options=tuple(self.driver.dnsmasq_options()),
-            user="root" if os.geteuid() == 0 else None)
+            user="root" if os.geteuid() == 0 else None,
+            dhcp_range_ipv6=self.conf.pxe.dhcp_range_ipv6, http_url_ipv6=self.http_url_ipv6,
+            tftp_ipv6=_host(self.http_url_ipv6) if ipv6 else "")
         conf_file = await asyncio.to_thread(dnsmasq.write_config, settings)
         code, out = await run_command([*self.prefix, self.conf.pxe.dnsmasq_path, "--test",
                                        f"--conf-file={conf_file}"])
@@ -137,6 +170,10 @@ class PxeService:
                 await self.ownership.release()
                 raise ConfigError(f"[pxe_filter] driver = {self.driver.name}: cannot set up "
                                   f"the filter: {exc}") from None
+            except OSError as exc:
+                await self.ownership.release()
+                raise ConfigError(f"[pxe] interface: cannot serve TFTP on {self.network}: "
+                                  f"{exc}") from None
         else:
             LOG.info("PXE: another replica serves network %s; standing by", self.network)
         self._owning = asyncio.get_running_loop().create_task(self._ownership_loop(),
@@ -156,13 +193,21 @@ class PxeService:
         assert self.dnsmasq is not None
         self.dnsmasq.end_stale()
         await self.filter.start()
+        try:
+            await self.tftp.start(self.tftp_addresses, self.tftp_port)
+        except OSError:
+            with contextlib.suppress(Exception):
+                await self.filter.stop()
+            raise
         self._started = True
         self._task = asyncio.get_running_loop().create_task(self._sync_loop(),
                                                             name="pxe-filter-sync")
-        LOG.info("PXE: serving %s on %s for network %s (filter %s%s), boot script "
-                 "%s/boot.ipxe", self.conf.pxe.dhcp_range, self.conf.pxe.interface,
-                 self.network, self.driver.name,
-                 ", unknown MACs denied" if self.driver.deny_unknown else "", self.http_url)
+        LOG.info("PXE: serving %s%s on %s for network %s (filter %s%s), boot script "
+                 "%s/boot.ipxe, TFTP on %s", self.conf.pxe.dhcp_range,
+                 f" and {self.conf.pxe.dhcp_range_ipv6}" if self.conf.pxe.dhcp_range_ipv6
+                 else "", self.conf.pxe.interface, self.network, self.driver.name,
+                 ", unknown MACs denied" if self.driver.deny_unknown else "", self.http_url,
+                 ", ".join(self.tftp_addresses))
         if self.on_ownership is not None:
             await self.on_ownership(self.network)
 
@@ -172,6 +217,7 @@ class PxeService:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
+        await self.tftp.stop()
         if self.dnsmasq is not None:
             await self.dnsmasq.stop()
         try:
@@ -194,7 +240,11 @@ class PxeService:
                         await self._stand_down()
                 elif await self.ownership.try_acquire():
                     LOG.warning("PXE: taking over network %s", self.network)
-                    await self._serve()
+                    try:
+                        await self._serve()
+                    except BaseException:
+                        await self.ownership.release()  # another replica may do better
+                        raise
             except Exception:
                 LOG.exception("PXE ownership round failed; retrying")
 
@@ -247,14 +297,17 @@ class PxeService:
         lease = dnsmasq.parse_lease(line)
         if lease is not None:
             LOG.info("PXE: %s got the address %s", *lease)
+        unserved = self.watch.feed(line)
+        if unserved is not None:
+            LOG.warning("%s", unserved)
         DNSMASQ_LOG.log(dnsmasq.log_level(line) if lease is None else logging.DEBUG,
                         "%s", line)
 
     # --- checks at start ------------------------------------------------------------------
 
-    async def _check(self) -> Path | None:
+    async def _check(self) -> InterfaceAddresses:
         """Refuse a configuration that cannot work (ConfigError names the option); warn about
-        one that works badly. Returns the iPXE binary to serve over TFTP, if any."""
+        one that works badly. Resolves the boot URLs; returns the interface's addresses."""
         pxe = self.conf.pxe
         if not pxe.interface:
             raise ConfigError("[pxe] interface: required when [pxe] enabled is true (the "
@@ -275,21 +328,34 @@ class PxeService:
             raise ConfigError(f"[pxe] interface: there is no network interface named "
                               f"{pxe.interface!r}")
         if self.http_url:
-            url = urllib.parse.urlsplit(self.http_url)
-            if url.scheme not in ("http", "https") or not url.hostname:
-                raise ConfigError(f"[pxe] http_url: {pxe.http_url!r} is not an http:// URL")
+            _check_url("http_url", self.http_url)
         elif addresses.ipv4:
             self.http_url = f"http://{addresses.ipv4[0]}:{self.conf.introspection.port}"
         else:
             raise ConfigError(f"[pxe] http_url: empty, and interface {pxe.interface} has no "
                               "IPv4 address to build it from; set it")
+        if pxe.dhcp_range_ipv6:
+            self.http_url_ipv6 = self._ipv6_url(addresses)
+        elif self.http_url_ipv6:
+            _check_url("http_url_ipv6", self.http_url_ipv6)
         self._warn(addresses.ipv6)
-        binary = Path(pxe.ipxe_binary)
-        if not binary.is_file():
-            LOG.warning("[pxe] ipxe_binary %s does not exist: only NICs with an iPXE ROM can "
-                        "boot (install the ipxe package for plain PXE ROMs)", binary)
-            return None
-        return binary
+        return addresses
+
+    def _ipv6_url(self, addresses: InterfaceAddresses) -> str:
+        """The base URL for IPv6 clients: `[pxe] http_url_ipv6`, else the interface's first
+        global IPv6 address with http_url's scheme and port."""
+        if self.http_url_ipv6:
+            _check_url("http_url_ipv6", self.http_url_ipv6)
+            if ":" not in _host(self.http_url_ipv6):
+                raise ConfigError(f"[pxe] http_url_ipv6: {self.http_url_ipv6!r} must name "
+                                  "an IPv6 address: it is also where IPv6 clients fetch "
+                                  "loaders over TFTP")
+            return self.http_url_ipv6
+        if not addresses.ipv6:
+            raise ConfigError(f"[pxe] dhcp_range_ipv6: interface {self.conf.pxe.interface} "
+                              "has no global IPv6 address to serve DHCPv6 and TFTP on")
+        url = urllib.parse.urlsplit(self.http_url)
+        return f"{url.scheme}://[{addresses.ipv6[0]}]:{url.port or 80}"
 
     def _warn(self, ipv6: list[str]) -> None:
         conf = self.conf
@@ -308,3 +374,22 @@ class PxeService:
                 break
         if conf.pxe_filter.driver == "noop" and conf.pxe_filter.deny_unknown_macs:
             LOG.warning("[pxe_filter] deny_unknown_macs has no effect with driver = noop")
+
+
+def _check_url(option: str, value: str) -> None:
+    url = urllib.parse.urlsplit(value)
+    if url.scheme not in ("http", "https") or not url.hostname:
+        raise ConfigError(f"[pxe] {option}: {value!r} is not an http:// URL")
+
+
+def _host(url: str) -> str:
+    return urllib.parse.urlsplit(url).hostname or ""
+
+
+def _transferred(done: Transfer) -> None:
+    """Each TFTP transfer, for the operator reading how far a node's boot got."""
+    if done.error is None:
+        LOG.info("PXE: %s fetched %s over TFTP (%d bytes in %.2f s)", done.host,
+                 done.filename, done.sent, done.seconds)
+    else:
+        LOG.debug("PXE: TFTP of %s to %s ended: %s", done.filename, done.host, done.error)

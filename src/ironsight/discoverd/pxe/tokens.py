@@ -1,11 +1,15 @@
 """Who gets a callback token: the node discoverd boots, and only from where it boots.
 
-A request for `/boot/<MAC>.ipxe` gets a fresh token (node_cache.issue_token) when:
+A request for `/boot/<MAC>.ipxe` (iPXE, over HTTP) or `grub/<MAC>.cfg` (GRUB, over TFTP)
+gets a fresh token (node_cache.issue_token) when:
 - that MAC is a lookup attribute of an introspection waiting for its ramdisk (`starting` or
   `waiting`), and
-- the request comes from the IPv4 address that dnsmasq's lease file gives that MAC. Only the
-  replica that serves the provisioning network runs dnsmasq and has the file; a request that
-  reaches another replica gets no token (`[pxe] http_url` names the serving replica's
+- the request comes from an address that belongs to that MAC: its IPv4 lease in dnsmasq's
+  lease file; over IPv6, its DHCPv6 lease when the client's DUID is built from that MAC, or
+  else the kernel's neighbour table on the provisioning interface (UEFI firmware often sends
+  a DUID-UUID, which names no MAC, and releases its DHCPv6 lease before it runs the loader).
+  Only the replica that serves the provisioning network runs dnsmasq and has the file; a
+  request that reaches another replica gets no token (`[pxe] http_url` names the serving replica's
   address by default, see docs/security.md).
 iPXE asks for the script right after its DHCP exchange, possibly before dnsmasq has written
 the lease: a missing lease is looked for again for up to a second.
@@ -29,16 +33,19 @@ from ironsight.discoverd.pxe.dnsmasq import lease_addresses
 LOG = logging.getLogger(__name__)
 LEASE_CHECKS = 6
 LEASE_WAIT = 0.2
+Neighbour = Callable[[str], Awaitable[str | None]]
 
 
 class BootTokens:
     def __init__(self, cache: NodeCache, leases_file: Callable[[], Path | None],
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 neighbour: Neighbour | None = None) -> None:
         """`leases_file`: dnsmasq's lease file while this replica serves the network, else
-        None."""
+        None. `neighbour`: the MAC the neighbour table gives an IPv6 address."""
         self.cache = cache
         self.leases_file = leases_file
         self.sleep = sleep
+        self.neighbour = neighbour
 
     async def __call__(self, mac: str, host: str | None) -> str | None:
         try:
@@ -67,7 +74,10 @@ class BootTokens:
                             "it cannot check that %s holds the lease", uuid, mac, host)
                 return False
             leased = await asyncio.to_thread(lease_addresses, path, mac)
-            if address is not None and str(address) in leased:
+            if address is not None and address in {plain_address(a) for a in leased}:
+                return True
+            if (address is not None and address.version == 6 and self.neighbour is not None
+                    and await self.neighbour(str(address)) == mac):
                 return True
             if attempt + 1 < LEASE_CHECKS:
                 await self.sleep(LEASE_WAIT)

@@ -28,6 +28,22 @@ def test_boot_mode_is_a_capability() -> None:
     assert caps(agent_report(boot_mode="uefi")) == {"boot_mode": "uefi"}
 
 
+def with_secure_boot(value: object) -> dict[str, Any]:
+    report = agent_report(boot_mode="uefi")
+    report["inventory"]["boot"]["secure_boot"] = value
+    return report
+
+
+def test_secure_boot_is_a_capability_when_the_ramdisk_knows_it() -> None:
+    assert caps(with_secure_boot(True)) == {"boot_mode": "uefi", "secure_boot": "true"}
+    assert caps(with_secure_boot(False)) == {"boot_mode": "uefi", "secure_boot": "false"}
+
+
+def test_an_unknown_secure_boot_state_is_no_capability() -> None:
+    for value in (None, "true", 1):
+        assert caps(with_secure_boot(value)) == {"boot_mode": "uefi"}
+
+
 def test_boot_mode_capability_can_be_turned_off() -> None:
     assert caps(agent_report(boot_mode="uefi"), boot_mode_capability="false") == {}
 

@@ -35,7 +35,7 @@ async def nothing() -> set[str]:
 
 
 def service(conf: config.Config) -> PxeService:
-    return PxeService(conf, active_macs=nothing, known_macs=nothing)
+    return PxeService(conf, active_macs=nothing, known_macs=nothing, tftp_port=0)
 
 
 @pytest.mark.parametrize(("options", "named"), [
@@ -159,3 +159,24 @@ async def test_discoverd_without_pxe_has_no_pxe_side(tmp_path: Path) -> None:
         assert svc.pxe is None and svc.introspector.on_change is None
     finally:
         await svc.db.close()
+
+
+async def test_neighbour_mac_reads_the_kernels_neighbour_table() -> None:
+    from ironsight.discoverd.pxe.netif import neighbour_mac
+
+    # the loopback has no neighbours: nothing, whatever is asked
+    assert await neighbour_mac("::1", "lo") is None
+    assert await neighbour_mac("fd20::10a", "isd-missing0") is None
+
+
+@pytest.mark.parametrize(("output", "mac"), [
+    ("fd20:20::10a lladdr 52:54:00:1A:00:04 STALE\n", "52:54:00:1a:00:04"),
+    ("fd20:20::10a lladdr 52:54:00:1a:00:04 router REACHABLE\n", "52:54:00:1a:00:04"),
+    ("fd20:20::10a FAILED\n", None),
+    ("fd20:20::10a INCOMPLETE\n", None),
+    ("", None),
+])
+def test_parse_neigh_reads_the_mac_of_a_usable_entry(output: str, mac: str | None) -> None:
+    from ironsight.discoverd.pxe.netif import parse_neigh
+
+    assert parse_neigh(output) == mac

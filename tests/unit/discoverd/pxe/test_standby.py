@@ -1,4 +1,4 @@
-"""Replicas of one provisioning network: the one that owns it serves it (filter and dnsmasq);
+"""Replicas of one provisioning network: the one that owns it serves it (filter, dnsmasq, TFTP);
 the others stand by and take over when the ownership frees, and an owner that loses it stops
 serving at once. dnsmasq is a stand-in script here (the ownership is what is tested; real
 dnsmasq fails over in tests/functional/pxe/test_pxe_failover.py)."""
@@ -59,7 +59,7 @@ def replica(conf: config.Config, ownership: Switch, heard: list[str | None]) -> 
         heard.append(network)
 
     return PxeService(conf, active_macs=nothing, known_macs=nothing, ownership=ownership,
-                      on_ownership=on_ownership)
+                      on_ownership=on_ownership, tftp_port=0)  # any port: not 69 of the host
 
 
 async def eventually(condition, timeout: float = 5) -> None:  # type: ignore[no-untyped-def]
@@ -90,6 +90,7 @@ async def test_a_standby_runs_no_dnsmasq(conf: config.Config) -> None:
         await asyncio.sleep(0.2)
         assert not pxe.serving and heard == []
         assert pxe.dnsmasq is not None and not pxe.dnsmasq.started
+        assert pxe.tftp.bound == []
     finally:
         await pxe.stop()
 
@@ -118,10 +119,12 @@ async def test_an_owner_that_loses_the_ownership_stops_serving_at_once(
     try:
         assert pxe.dnsmasq is not None
         await asyncio.wait_for(pxe.dnsmasq.running.wait(), 5)
+        assert [address for address, _ in pxe.tftp.bound] == ["127.0.0.1"]
         ownership.free = False  # the lock's connection is gone: it may be another's now
         await eventually(lambda: heard == ["prov-a", None])  # its stand-down's last step
         assert not pxe.serving
         assert not pxe.dnsmasq.started
+        assert pxe.tftp.bound == []  # the next owner binds the same addresses
     finally:
         await pxe.stop()
 

@@ -125,3 +125,36 @@ async def test_node_script_over_http_carries_the_token_only_for_the_lease_holder
     stolen = await script("10.20.0.106")
     assert "callback_token" not in stolen
     assert token not in caplog.text
+
+
+async def test_an_ipv6_client_with_a_mac_based_duid_is_the_lease_holder(
+        waiting: NodeCache, tmp_path: Path) -> None:
+    path = tmp_path / "dnsmasq.leases"
+    path.write_text(f"1900000000 7 fd20::10a * 00:03:00:01:{MAC}\n")
+    assert await tokens(waiting, path)(MAC, "fd20::10a") is not None
+
+
+async def test_an_ipv6_client_without_such_a_lease_is_known_by_the_neighbour_table(
+        waiting: NodeCache, tmp_path: Path) -> None:
+    """UEFI firmware sends a DUID-UUID and releases its lease before it runs the loader."""
+    path = tmp_path / "dnsmasq.leases"
+    path.write_text("1900000000 7 fd20::11b * 00:04:ef:a1:df:9b:b7:11:55:35:bf:79:d7:38:6f\n")
+    asked: list[str] = []
+
+    async def neighbour(address: str) -> str | None:
+        asked.append(address)
+        return MAC if address == "fd20::10a" else OTHER_MAC
+
+    source = BootTokens(waiting, lambda: path, sleep=Sleeps(), neighbour=neighbour)
+    assert await source(MAC, "fd20::10a") is not None
+    assert await source(MAC, "fd20::10b") is None  # another machine's address
+    assert asked[0] == "fd20::10a"
+
+
+async def test_the_neighbour_table_is_not_asked_about_ipv4_clients(
+        waiting: NodeCache, leases: Path) -> None:
+    async def neighbour(address: str) -> str | None:
+        raise AssertionError("asked")
+
+    source = BootTokens(waiting, lambda: leases, sleep=Sleeps(), neighbour=neighbour)
+    assert await source(MAC, "10.20.0.106") is None
