@@ -21,6 +21,15 @@ def _state_dir(value: Path | None) -> Path:
     return value or default_lab_dir()
 
 
+def _firmware_list(ctx: click.Context, param: click.Parameter, value: str) -> list[str]:
+    from ironsight.lab import firmware
+
+    try:
+        return firmware.parse_list(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
 @click.group("lab")
 def lab_group() -> None:
     """A lab of QEMU VMs to inspect for real (needs root, QEMU, dnsmasq, ipmitool)."""
@@ -42,9 +51,18 @@ def lab_group() -> None:
 @click.option("--ssh-nodes", type=click.IntRange(0, 50), default=0, show_default=True,
               help="How many of the VMs (the last ones) are libvirt domains of the lab's own "
                    "hypervisor, enrolled as pxe_ssh (needs libvirt: scripts/install-deps.sh).")
+@click.option("--firmware", "firmware_kinds", default="bios", show_default=True,
+              callback=_firmware_list, metavar="LIST",
+              help="The VMs' firmware, cycled over them: a comma-separated list of bios "
+                   "(SeaBIOS and iPXE), uefi (OVMF's own PXE), uefi-secureboot (the same, "
+                   "Secure Boot enforced with Microsoft's keys).")
+@click.option("--ipv6-only-nodes", type=click.IntRange(0, 50), default=0, show_default=True,
+              help="How many of the UEFI VMs (the last ones) are on IPv6-only ports: PXE "
+                   "over IPv6, no IPv4 or ARP passes their tap.")
 @click.option("--no-manage", is_flag=True, help="Leave the enrolled nodes in enroll.")
 def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, namespace: str,
-               api_port: int, discoverd_port: int, ssh_nodes: int, no_manage: bool) -> None:
+               api_port: int, discoverd_port: int, ssh_nodes: int, firmware_kinds: list[str],
+               ipv6_only_nodes: int, no_manage: bool) -> None:
     """Build/reuse the ramdisk, create the network, start the BMCs (and the hypervisor of
     the pxe_ssh VMs) and the service, enroll the nodes (pxe_ipmitool and pxe_ipminative
     alternating, then pxe_ssh) and manage them."""
@@ -55,7 +73,12 @@ def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, nam
     if ssh_nodes > nodes:
         raise click.BadParameter(f"{ssh_nodes} is more than --nodes ({nodes})",
                                  param_hint="--ssh-nodes")
-    options = LabOptions(state_dir=_state_dir(state_dir), vms=default_vms(nodes, ssh=ssh_nodes),
+    try:
+        vms = default_vms(nodes, ssh=ssh_nodes, firmware=firmware_kinds,
+                          ipv6_only=ipv6_only_nodes)
+    except LabError as exc:
+        raise click.BadParameter(str(exc), param_hint="--ipv6-only-nodes") from None
+    options = LabOptions(state_dir=_state_dir(state_dir), vms=vms,
                          network=LabNetwork(namespace=namespace), ramdisk_dir=ramdisk_dir,
                          api_port=api_port, discoverd_port=discoverd_port,
                          manage=not no_manage)
@@ -96,12 +119,13 @@ def _summary(info: dict[str, Any]) -> str:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("VM", "MAC", "driver", "BMC", "vCPU", "MiB", "disk GiB", "QEMU / domain",
-                  "provision", "power", "found")
+    table = Table("VM", "MAC", "driver", "BMC", "firmware", "vCPU", "MiB", "disk GiB",
+                  "QEMU / domain", "provision", "power", "found")
     for vm in info["vms"]:
         found = " ".join(f"{k}={v}" for k, v in vm["found"].items())
         table.add_row(vm["name"], vm["mac"], vm["driver"] or "-",
                       "ssh" if vm["driver"] == "pxe_ssh" else f"udp/{vm['bmc_port']}",
+                      vm["firmware"] + (" IPv6-only" if vm["ipv6_only"] else ""),
                       str(vm["cpus"]), str(vm["memory_mb"]), str(vm["disk_gb"]),
                       (vm.get("domain_state") or "?") if vm["driver"] == "pxe_ssh"
                       else str(vm["qemu_pid"] or "off"),

@@ -12,8 +12,11 @@ destroys the running domains and ends its children.
 
 Domains are TCG (`type='qemu'`: KVM cannot boot stock kernels on these machines), with the
 lab VM's tap as an unmanaged `ethernet` interface, so libvirt creates no network, bridge or
-firewall rule. Everything on the root side (`Hypervisor`) talks to that libvirtd through its
-socket, DIR/run/libvirt-sock, with `virsh -c qemu:///system?socket=...`.
+firewall rule. Their firmware is the lab VM's (firmware.py): SeaBIOS, or OVMF given by path
+(`<loader>`, the VM's variables as `<nvram>` copied by libvirt from the template at the first
+start), with no option ROM on the NIC. Everything on the root side (`Hypervisor`) talks to
+that libvirtd through its socket, DIR/run/libvirt-sock, with
+`virsh -c qemu:///system?socket=...`.
 
 What libvirt needs on the machine (Debian 12; scripts/install-deps.sh does it): the packages
 libvirt-daemon, libvirt-daemon-driver-qemu and libvirt-clients without recommends, and the
@@ -43,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ironsight.client.wait import Poller, until
+from ironsight.lab import firmware
 from ironsight.lab.processes import child_exited, log_tail, spawn, terminate
 from ironsight.lab.qemu import QEMU, VmFiles, VmSpec
 
@@ -347,9 +351,10 @@ def _destroy_domains(children: _Children) -> None:
 
 def domain_xml(spec: VmSpec, files: VmFiles, *, emulator: str = QEMU) -> str:
     """A lab VM as a libvirt domain: the same hardware as `qemu.command_line` gives it
-    (vCPUs, memory, disks, NIC on its tap, SMBIOS system, serial port in a file), booting
-    from disk until the driver sets another device."""
+    (vCPUs, memory, disks, NIC on its tap, SMBIOS system, serial port in a file, firmware),
+    booting from disk until the driver sets another device."""
     path = shutil.which(emulator) or emulator
+    fw = firmware.get(spec.firmware)
     domain = ET.Element("domain", type="qemu")
     ET.SubElement(domain, "name").text = spec.name
     ET.SubElement(domain, "uuid").text = spec.system_uuid
@@ -359,10 +364,26 @@ def domain_xml(spec: VmSpec, files: VmFiles, *, emulator: str = QEMU) -> str:
     for key, value in (("manufacturer", spec.manufacturer), ("product", spec.product),
                        ("serial", spec.system_serial), ("uuid", spec.system_uuid)):
         ET.SubElement(system, "entry", name=key).text = value
+    if fw.uefi and spec.ipv6_only:  # OVMF offers no PXE over IPv4 (as -fw_cfg does)
+        fw_cfg = ET.SubElement(domain, "sysinfo", type="fwcfg")
+        ET.SubElement(fw_cfg, "entry", name=firmware.IPV4_PXE_SUPPORT).text = "no"
     os_element = ET.SubElement(domain, "os")
     ET.SubElement(os_element, "type", arch="x86_64", machine="q35").text = "hvm"
+    if fw.uefi:
+        ET.SubElement(os_element, "loader", readonly="yes",
+                      secure="yes" if fw.secure_boot else "no",
+                      type="pflash").text = str(fw.code)
+        ET.SubElement(os_element, "nvram",
+                      template=str(fw.vars_template)).text = str(files.nvram)
     ET.SubElement(os_element, "boot", dev="hd")
     ET.SubElement(os_element, "smbios", mode="sysinfo")
+    if fw.uefi:
+        # OVMF hands the OS its hardware in ACPI tables (libvirt turns ACPI off unless told)
+        features = ET.SubElement(domain, "features")
+        ET.SubElement(features, "acpi")
+        if fw.secure_boot:  # OVMF's secure build runs only with SMM; no S3, as in qemu.py
+            ET.SubElement(features, "smm", state="on")
+            ET.SubElement(ET.SubElement(domain, "pm"), "suspend-to-mem", enabled="no")
     ET.SubElement(domain, "on_reboot").text = "restart"
     devices = ET.SubElement(domain, "devices")
     ET.SubElement(devices, "emulator").text = path
@@ -377,6 +398,8 @@ def domain_xml(spec: VmSpec, files: VmFiles, *, emulator: str = QEMU) -> str:
     ET.SubElement(nic, "mac", address=spec.mac)
     ET.SubElement(nic, "target", dev=spec.tap, managed="no")
     ET.SubElement(nic, "model", type="virtio")
+    if fw.uefi:  # OVMF's own PXE boots it, not iPXE's ROM
+        ET.SubElement(nic, "rom", enabled="no")
     serial = ET.SubElement(devices, "serial", type="file")
     ET.SubElement(serial, "source", path=str(files.serial_log), append="on")
     ET.SubElement(serial, "target", port="0")

@@ -13,7 +13,7 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from ironsight.client.http import ClientError, api_answers, node_path
 from ironsight.client.wait import Poller, until
 from ironsight.common.config import ProcessingSection, default_ramdisk_dir
 from ironsight.common.files import private_dir
-from ironsight.lab import hypervisor, network
+from ironsight.lab import firmware, hypervisor, network
 from ironsight.lab.hypervisor import Hypervisor, HypervisorDirs, HypervisorError
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import enroll, provision, wait_states
@@ -43,6 +43,7 @@ from ironsight.lab.state import (
     Lab,
     LabError,
     LabOptions,
+    LabVm,
     read_json,
 )
 
@@ -56,7 +57,7 @@ Log = Callable[[str], None]
 
 def up(options: LabOptions, log: Log = print) -> Lab:
     """Bring a lab up; on any failure, take down whatever was started and re-raise."""
-    _check_host()
+    _check_host(options.vms)
     state_dir = options.state_dir.resolve()
     old = Lab(state_dir)
     if old.process("daemon") or old.process("serve") or network.exists(options.network):
@@ -161,7 +162,8 @@ def _start_hypervisor(lab: Lab, options: LabOptions, log: Log) -> str | None:
     return hv.dirs.client_key.read_text()
 
 
-def _check_host() -> None:
+def _check_host(vms: Sequence[LabVm]) -> None:
+    """Refuse at once what the VMs could not run with (before anything is created)."""
     if os.geteuid() != 0:
         raise LabError("the lab needs root (network namespaces, taps)")
     for program, package in (("qemu-system-x86_64", "qemu-system-x86"),
@@ -169,8 +171,13 @@ def _check_host() -> None:
                              ("ip", "iproute2"), ("ipmitool", "ipmitool")):
         if shutil.which(program) is None:
             raise LabError(f"{program} is not installed (apt-get install {package})")
-    if not Path("/usr/lib/ipxe/qemu/efi-virtio.rom").exists():
-        raise LabError("QEMU's iPXE ROMs are missing (apt-get install ipxe-qemu)")
+    for kind in firmware.KINDS:  # SeaBIOS's iPXE ROM, OVMF's files
+        why = firmware.unavailable(kind)
+        if why and any(vm.spec.firmware == kind for vm in vms):
+            raise LabError(f"the {kind} VMs cannot run here: {why}")
+    why = network.nft_unavailable()
+    if why and any(vm.spec.ipv6_only for vm in vms):
+        raise LabError(f"the IPv6-only VMs cannot run here: {why}")
 
 
 def _reset_state_dir(state_dir: Path) -> None:
@@ -211,17 +218,24 @@ def service_config(state_dir: Path, net: LabNetwork, ramdisk_dir: Path,
     # The recommended deployment's shape: discoverd's API on the namespace's loopback, only its
     # ramdisk side (the callback, the boot files) on the lab bridge the VMs reach.
     ramdisk_url = f"http://{net.address}:{NS_RAMDISK_PORT}"
+    # IPv6-only VMs: DHCPv6 with boot file URLs, the ramdisk side on the IPv6 address too.
+    # Only then: iPXE (the BIOS VMs) would otherwise also configure itself over DHCPv6.
+    ipv6 = bool(net.ipv6_only_taps)
     sections: dict[str, dict[str, str]] = {
         "DEFAULT": {"state_dir": str(state_dir)},
         "api": {"host": "127.0.0.1", "port": str(NS_API_PORT)},
         "discoverd": {"enabled": "true",
                       "service_url": f"http://127.0.0.1:{NS_DISCOVERD_PORT}/v1"},
         "introspection": {"host": "127.0.0.1", "port": str(NS_DISCOVERD_PORT),
-                          "ramdisk_host": net.address, "ramdisk_port": str(NS_RAMDISK_PORT),
+                          "ramdisk_host": f"{net.address},{net.address6}" if ipv6
+                          else net.address, "ramdisk_port": str(NS_RAMDISK_PORT),
                           "ironic_url": f"http://127.0.0.1:{NS_API_PORT}", "timeout": "900"},
         "pxe": {"enabled": "true", "interface": net.bridge, "dhcp_range": net.dhcp_range(),
                 "http_url": ramdisk_url, "ramdisk_dir": str(ramdisk_dir),
-                "kernel_params": "console=ttyS0,115200 ipa-collect-lldp=1"},
+                "kernel_params": "console=ttyS0,115200 ipa-collect-lldp=1",
+                **({"dhcp_range_ipv6": net.dhcp_range_ipv6(),
+                    "http_url_ipv6": f"http://[{net.address6}]:{NS_RAMDISK_PORT}"}
+                   if ipv6 else {})},
         "pxe_filter": {"driver": "dnsmasq", "sync_period": "5"},
         # the lab's switch announces each VM's port (lldp.py): into each port's
         # local_link_connection, and parsed into the stored data for rules

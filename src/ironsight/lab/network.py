@@ -9,30 +9,39 @@ come and go, which changes the source of the router advertisements iPXE waits fo
 The root namespace reaches services inside only through sockets that a process of ours
 creates *in* the namespace (`entered`, `PortForward`): no interface, route or veth joins the
 two, so a VM can reach nothing but what listens on the bridge address.
+
+An IPv6-only VM's tap is a port of the same bridge where IPv4 does not pass: nftables rules of
+the bridge family, in the namespace (so nothing of the machine's own firewall changes), drop
+every IPv4 and ARP frame from and to it, whatever the VM or the bridge's side send; the VM
+reaches discoverd over IPv6 or not at all. They match ports by name, so they hold for a tap
+created, deleted or recreated later too.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import ipaddress
 import logging
 import os
+import re
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironsight.client.wait import Poller, until
+from ironsight.common.netns import NETNS_DIR, entered
 
 LOG = logging.getLogger(__name__)
 
-NETNS_DIR = Path("/run/netns")  # where `ip netns add` keeps its namespaces
-CLONE_NEWNET = 0x40000000
+NFT = "nft"
+NFT_TABLE = "ironsight_lab"  # family bridge, in the lab's namespace
+PORT_NAME = re.compile(r"[A-Za-z0-9_.-]{1,15}")
 COMMAND_TIMEOUT = 20.0
 
 
@@ -47,6 +56,10 @@ class LabNetwork:
     bridge_mac: str = "02:00:0a:14:00:01"
     ipv4: str = "10.20.0.1/24"
     ipv6: str = "fd20:20::1/64"
+    ipv6_only_taps: tuple[str, ...] = ()  # ports where no IPv4 or ARP frame passes
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ipv6_only_taps", tuple(self.ipv6_only_taps))  # lab.json: list
 
     @property
     def address(self) -> str:
@@ -57,6 +70,16 @@ class LabNetwork:
     def prefix(self) -> list[str]:
         """Runs a command inside the namespace."""
         return ["ip", "netns", "exec", self.namespace]
+
+    @property
+    def address6(self) -> str:
+        """The bridge's IPv6 address: where IPv6-only VMs reach discoverd."""
+        return self.ipv6.split("/")[0]
+
+    def dhcp_range_ipv6(self, lease: str = "10m") -> str:
+        """DHCPv6 for UEFI's PXE over IPv6 (hosts ::100-::1ff), and SLAAC for the ramdisk."""
+        net = ipaddress.ip_interface(self.ipv6).network
+        return f"{net[0x100]},{net[0x1ff]},slaac,{net.prefixlen},{lease}"
 
     def dhcp_range(self, lease: str = "10m") -> str:
         """dnsmasq's range: hosts .100-.199 of the /24 (or the top half of a larger net)."""
@@ -103,6 +126,8 @@ def create(net: LabNetwork, taps: Sequence[str]) -> None:
         # nodad: the address is usable at once (dnsmasq's RA constructor skips tentative ones)
         _ip(*ns, "-6", "addr", "add", net.ipv6, "dev", net.bridge, "nodad")
         _ip(*ns, "link", "set", net.bridge, "up")
+        if net.ipv6_only_taps:  # before the taps: not one IPv4 frame passes
+            restrict_to_ipv6(net, net.ipv6_only_taps)
         for tap in taps:
             add_tap(net, tap)
     except BaseException:
@@ -114,6 +139,58 @@ def add_tap(net: LabNetwork, tap: str) -> None:
     ns = ("-n", net.namespace)
     _ip(*ns, "tuntap", "add", tap, "mode", "tap")
     _ip(*ns, "link", "set", tap, "master", net.bridge, "up")
+
+
+def ipv6_only_rules(ports: Iterable[str]) -> str:
+    """nft's script replacing the lab's table: IPv4 and ARP frames dropped as they enter the
+    bridge from one of `ports` (prerouting) and as they leave it through one (postrouting:
+    forwarded, flooded and the bridge's own alike). Untagged frames: the VMs tag none."""
+    ports = list(ports)
+    for port in ports:  # quoted in the script: a name must not end the quotes
+        if not PORT_NAME.fullmatch(port):
+            raise ValueError(f"not a lab port name: {port!r}")
+    names = ", ".join(f'"{port}"' for port in ports)
+    table = f"bridge {NFT_TABLE}"
+    return f"""\
+table {table}
+delete table {table}
+table {table} {{
+    chain ipv6_only_in {{
+        type filter hook prerouting priority filter; policy accept;
+        iifname {{ {names} }} ether type {{ ip, arp }} drop
+    }}
+    chain ipv6_only_out {{
+        type filter hook postrouting priority filter; policy accept;
+        oifname {{ {names} }} ether type {{ ip, arp }} drop
+    }}
+}}
+"""
+
+
+def nft_unavailable() -> str | None:
+    """Why IPv6-only taps cannot be made here, or None."""
+    if shutil.which(NFT) is None:
+        return f"{NFT} is not installed (apt-get install nftables)"
+    return None
+
+
+def restrict_to_ipv6(net: LabNetwork, ports: Iterable[str]) -> None:
+    """Make `ports` of the lab's bridge IPv6-only (replacing any earlier list): in one nft
+    transaction, inside the namespace."""
+    ports = list(ports)
+    if not ports:
+        raise ValueError("no port to make IPv6-only")
+    why = nft_unavailable()
+    if why:
+        raise NetworkError(why)
+    argv = [*net.prefix, NFT, "-f", "-"]
+    try:
+        proc = subprocess.run(argv, input=ipv6_only_rules(ports), capture_output=True,
+                              text=True, timeout=COMMAND_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise NetworkError(f"{' '.join(argv)}: {exc}") from None
+    if proc.returncode != 0:
+        raise NetworkError(f"`{' '.join(argv)}` failed: {proc.stderr.strip()}")
 
 
 def pids(net: LabNetwork) -> list[int]:
@@ -141,36 +218,6 @@ def destroy(net: LabNetwork, grace: float = 5.0) -> list[int]:
 
 
 # --- reaching into the namespace from the root namespace -------------------------------------
-
-def _setns(fd: int) -> None:
-    setns = getattr(os, "setns", None)  # Python >= 3.12
-    if setns is not None:
-        setns(fd, CLONE_NEWNET)
-        return
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.setns(fd, CLONE_NEWNET) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"setns: {os.strerror(err)}")
-
-
-@contextlib.contextmanager
-def entered(namespace: str) -> Iterator[None]:
-    """Sockets created in this block belong to `namespace` and stay there for their whole
-    life. Only the calling thread switches (network namespaces are per thread)."""
-    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    try:
-        target = os.open(NETNS_DIR / namespace, os.O_RDONLY)
-        try:
-            _setns(target)
-        finally:
-            os.close(target)
-        try:
-            yield
-        finally:
-            _setns(home)
-    finally:
-        os.close(home)
-
 
 def connect_in(namespace: str, address: tuple[str, int], timeout: float = 5.0) -> socket.socket:
     """A TCP connection made from inside `namespace`."""

@@ -7,8 +7,13 @@ guest powering itself off ends the process, which reads as "off", as on a real m
 
 Always TCG (`-accel tcg`): /dev/kvm on the CI machines is PVM, where stock kernels hang
 rather than fail, so no fallback would trigger. No `-no-reboot`: a BMC reset must reboot
-the VM, not end it. `-nographic` with the serial port in a file makes SeaBIOS and iPXE
-print there too, so a failed PXE boot can be read afterwards.
+the VM, not end it. `-nographic` with the serial port in a file makes the firmware (SeaBIOS
+and iPXE, or OVMF) print there too, so a failed PXE boot can be read afterwards.
+
+The firmware is the spec's (`firmware.py`): SeaBIOS with QEMU's iPXE ROM on the NIC, or OVMF
+with no ROM on the NIC, so that OVMF's own network stack PXE-boots as a real server's UEFI
+does; with Secure Boot or without. A UEFI VM's variables (`VmFiles.nvram`) are its own copy
+of the firmware's template, made at its first power on and kept across power cycles.
 
 A one-time boot device (IPMI's default) applies to the next power on only, then the
 machine boots from its default order again: disk, then network.
@@ -32,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ironsight.lab import firmware
 from ironsight.lab.bmc import BootDevice, MachineError
 
 LOG = logging.getLogger(__name__)
@@ -59,6 +65,13 @@ class VmSpec:
     product: str = "lab-vm"
     serial: str = ""
     uuid: str = ""
+    firmware: str = firmware.BIOS  # a kind of firmware.KINDS
+    # PXE over IPv6 only: OVMF offers no IPv4 boot, and the lab's bridge drops IPv4 and ARP
+    # on this VM's tap (network.py)
+    ipv6_only: bool = False
+
+    def __post_init__(self) -> None:
+        firmware.get(self.firmware)  # ValueError naming the choices
 
     @property
     def system_serial(self) -> str:
@@ -73,7 +86,8 @@ class VmSpec:
                 "memory_mb": self.memory_mb, "disk_gb": self.disk_gb,
                 "extra_disks_mb": list(self.extra_disks_mb),
                 "manufacturer": self.manufacturer, "product": self.product,
-                "serial": self.system_serial, "uuid": self.system_uuid}
+                "serial": self.system_serial, "uuid": self.system_uuid,
+                "firmware": self.firmware, "ipv6_only": self.ipv6_only}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> VmSpec:
@@ -82,7 +96,10 @@ class VmSpec:
                    extra_disks_mb=tuple(data.get("extra_disks_mb") or ()),
                    manufacturer=data.get("manufacturer", "ironsight-lab"),
                    product=data.get("product", "lab-vm"), serial=data.get("serial", ""),
-                   uuid=data.get("uuid", ""))
+                   uuid=data.get("uuid", ""),
+                   # a lab.json of before UEFI: SeaBIOS VMs
+                   firmware=data.get("firmware", firmware.BIOS),
+                   ipv6_only=bool(data.get("ipv6_only", False)))
 
 
 @dataclass(frozen=True)
@@ -106,6 +123,11 @@ class VmFiles:
     @property
     def qemu_log(self) -> Path:
         return self.run_dir / f"{self.name}.qemu.log"
+
+    @property
+    def nvram(self) -> Path:
+        """A UEFI VM's variables (boot entries, Secure Boot keys): its own writable flash."""
+        return self.run_dir / f"{self.name}.vars.fd"
 
     @property
     def pid_file(self) -> Path:
@@ -191,18 +213,27 @@ def _qmp_read(stream: Any) -> dict[str, Any]:
 # --- the command line ------------------------------------------------------------------------
 
 def command_line(spec: VmSpec, files: VmFiles, boot: str, *, qemu: str = QEMU) -> list[str]:
-    """QEMU's argv for one power-on; `boot` is "network" or "disk" (first in the order)."""
+    """QEMU's argv for one power-on; `boot` is "network" or "disk" (first in the order).
+
+    Both firmwares follow the devices' bootindex. A UEFI VM's NIC has no option ROM
+    (`romfile=`): OVMF's own PXE boots it. SeaBIOS has no PXE of its own: a BIOS VM's NIC
+    keeps QEMU's iPXE ROM."""
     network_first = boot == "network"
     nic_index, disk_index = (1, 2) if network_first else (2, 1)
+    uefi = firmware.get(spec.firmware).uefi
     argv = [
-        qemu, "-name", spec.name, "-accel", "tcg", "-machine", "q35",
+        qemu, "-name", spec.name, "-accel", "tcg",
+        *firmware.qemu_args(spec.firmware, files.nvram),
         "-smp", str(spec.cpus), "-m", str(spec.memory_mb),
         "-nographic", "-monitor", "none",
         "-chardev", f"file,id=serial0,path={files.serial_log},append=on",
         "-serial", "chardev:serial0",
         "-netdev", f"tap,id=net0,ifname={spec.tap},script=no,downscript=no",
-        "-device", f"virtio-net-pci,netdev=net0,mac={spec.mac},bootindex={nic_index}",
+        "-device", f"virtio-net-pci,netdev=net0,mac={spec.mac},bootindex={nic_index}"
+        + (",romfile=" if uefi else ""),
     ]
+    if uefi and spec.ipv6_only:
+        argv += ["-fw_cfg", f"name={firmware.IPV4_PXE_SUPPORT},string=no"]
     if spec.disk_gb:
         argv += ["-drive", f"file={files.disk},if=none,id=disk0,format=qcow2",
                  "-device", f"virtio-blk-pci,drive=disk0,bootindex={disk_index}"]
@@ -245,6 +276,21 @@ def ensure_disks(spec: VmSpec, files: VmFiles, *, qemu_img: str = QEMU_IMG) -> N
         create_disk(files.extra_disk(index), f"{size_mb}M", qemu_img=qemu_img)
 
 
+def ensure_nvram(spec: VmSpec, files: VmFiles) -> None:
+    """A UEFI VM's variables, copied from its firmware's template the first time; kept
+    afterwards (what the VM's firmware wrote there survives its power cycles)."""
+    template = firmware.get(spec.firmware).vars_template
+    if template is None or files.nvram.exists():
+        return
+    files.nvram.parent.mkdir(parents=True, exist_ok=True)
+    partial = files.nvram.with_name(f".{files.nvram.name}.tmp")  # never a half copy
+    try:
+        shutil.copyfile(template, partial)
+    except OSError as exc:
+        raise MachineError(f"cannot copy {template} to {files.nvram}: {exc}") from None
+    os.replace(partial, files.nvram)
+
+
 # --- the machine -------------------------------------------------------------------------------
 
 class QemuMachine:
@@ -279,6 +325,7 @@ class QemuMachine:
             if shutil.which(self.qemu) is None:
                 raise MachineError(f"{self.qemu} is not installed")
             ensure_disks(self.spec, self.files, qemu_img=self.qemu_img)
+            ensure_nvram(self.spec, self.files)
             first = "network" if self._boot.device in NETWORK_BOOT else "disk"
             if not self._boot.persistent:
                 self._boot = BootDevice()  # a one-time override is used up by this boot

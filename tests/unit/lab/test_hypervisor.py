@@ -4,6 +4,7 @@ runs it)."""
 
 from __future__ import annotations
 
+import dataclasses
 import grp
 import pwd
 import stat
@@ -77,6 +78,71 @@ def test_the_smbios_system_entries_are_the_specs(tmp_path: Path) -> None:
 
 def test_the_domain_boots_from_disk(tmp_path: Path) -> None:
     assert [b.get("dev") for b in domain(tmp_path).iter("boot")] == ["hd"]
+
+
+# --- domain_xml: the firmware ------------------------------------------------------------------
+
+def with_firmware(kind: str, *, ipv6_only: bool = False) -> VmSpec:
+    return dataclasses.replace(SPEC, firmware=kind, ipv6_only=ipv6_only)
+
+
+def test_a_bios_domain_has_libvirts_default_firmware_and_rom(tmp_path: Path) -> None:
+    root = domain(tmp_path)
+    assert root.find("os/loader") is None and root.find("os/nvram") is None
+    assert root.find("devices/interface/rom") is None
+    assert root.find("features") is None
+
+
+@pytest.mark.parametrize(("kind", "code", "secure"), [
+    ("uefi", "/usr/share/OVMF/OVMF_CODE_4M.fd", "no"),
+    ("uefi-secureboot", "/usr/share/OVMF/OVMF_CODE_4M.secboot.fd", "yes")])
+def test_a_uefi_domain_loads_ovmf_read_only_from_flash(tmp_path: Path, kind: str, code: str,
+                                                      secure: str) -> None:
+    loader = domain(tmp_path, with_firmware(kind)).find("os/loader")
+    assert loader is not None and loader.text == code
+    assert loader.attrib == {"readonly": "yes", "secure": secure, "type": "pflash"}
+
+
+@pytest.mark.parametrize(("kind", "template"), [
+    ("uefi", "/usr/share/OVMF/OVMF_VARS_4M.fd"),
+    ("uefi-secureboot", "/usr/share/OVMF/OVMF_VARS_4M.ms.fd")])
+def test_a_uefi_domains_nvram_is_the_vms_file_made_from_the_template(
+        tmp_path: Path, kind: str, template: str) -> None:
+    nvram = domain(tmp_path, with_firmware(kind)).find("os/nvram")
+    assert nvram is not None and nvram.get("template") == template
+    assert nvram.text == str(VmFiles(tmp_path, SPEC.name).nvram)
+
+
+@pytest.mark.parametrize("kind", ["uefi", "uefi-secureboot"])
+def test_a_uefi_domains_nic_has_no_option_rom(tmp_path: Path, kind: str) -> None:
+    assert attribute(domain(tmp_path, with_firmware(kind)), "devices/interface/rom",
+                     "enabled") == "no"
+
+
+@pytest.mark.parametrize("kind", ["uefi", "uefi-secureboot"])
+def test_a_uefi_domain_has_acpi(tmp_path: Path, kind: str) -> None:
+    assert domain(tmp_path, with_firmware(kind)).find("features/acpi") is not None
+
+
+def test_a_secure_boot_domain_has_smm_and_no_s3(tmp_path: Path) -> None:
+    root = domain(tmp_path, with_firmware("uefi-secureboot"))
+    assert attribute(root, "features/smm", "state") == "on"
+    assert attribute(root, "pm/suspend-to-mem", "enabled") == "no"
+
+
+def test_a_plain_uefi_domain_has_no_smm(tmp_path: Path) -> None:
+    root = domain(tmp_path, with_firmware("uefi"))
+    assert root.find("features/smm") is None and root.find("pm") is None
+
+
+def test_an_ipv6_only_domain_offers_no_pxe_over_ipv4(tmp_path: Path) -> None:
+    root = domain(tmp_path, with_firmware("uefi", ipv6_only=True))
+    entries = {e.get("name"): e.text for e in root.iterfind("sysinfo[@type='fwcfg']/entry")}
+    assert entries == {"opt/org.tianocore/IPv4PXESupport": "no"}
+
+
+def test_a_dual_stack_domain_has_no_fw_cfg(tmp_path: Path) -> None:
+    assert domain(tmp_path, with_firmware("uefi")).find("sysinfo[@type='fwcfg']") is None
 
 
 # --- prepare ---------------------------------------------------------------------------------

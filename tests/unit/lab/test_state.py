@@ -1,15 +1,18 @@
 """The lab's VMs and how each is enrolled: behind a virtual BMC (IPMI) or as a libvirt
-domain of the lab's own hypervisor (pxe_ssh)."""
+domain of the lab's own hypervisor (pxe_ssh); their firmware."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ironsight.lab.hypervisor import LIBVIRT_URI, SSH_PORT, SSH_USER
+from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import enroll
-from ironsight.lab.state import SSH_DRIVER, LabError, default_vms
+from ironsight.lab.state import SSH_DRIVER, LabError, LabOptions, LabVm, default_vms
 
 
 class Api:
@@ -59,3 +62,58 @@ def test_a_vm_behind_a_bmc_is_enrolled_with_its_ipmi_login() -> None:
 def test_a_libvirt_domain_without_a_hypervisor_is_refused() -> None:
     with pytest.raises(LabError, match="no hypervisor"):
         enroll(Api(), default_vms(1, ssh=1)[0], "admin", "p")  # type: ignore[arg-type]
+
+
+# --- firmware --------------------------------------------------------------------------------
+
+def firmware_of(vms: list[LabVm]) -> list[tuple[str, bool]]:
+    return [(vm.spec.firmware, vm.spec.ipv6_only) for vm in vms]
+
+
+def test_the_vms_boot_bios_unless_asked() -> None:
+    assert firmware_of(default_vms(3)) == [("bios", False)] * 3
+
+
+def test_the_firmware_kinds_cycle_over_the_vms() -> None:
+    assert [kind for kind, _ in firmware_of(default_vms(5, firmware=["uefi", "bios"]))] == [
+        "uefi", "bios", "uefi", "bios", "uefi"]
+
+
+def test_the_last_uefi_vms_are_ipv6_only() -> None:
+    vms = default_vms(5, firmware=["uefi-secureboot", "uefi", "bios"], ipv6_only=2)
+    assert firmware_of(vms) == [("uefi-secureboot", False), ("uefi", False), ("bios", False),
+                                ("uefi-secureboot", True), ("uefi", True)]
+
+
+def test_more_ipv6_only_vms_than_uefi_ones_is_refused() -> None:
+    with pytest.raises(LabError, match="2 IPv6-only VMs asked for, but only 1 of the 3 VMs "
+                                       "boot UEFI"):
+        default_vms(3, firmware=["bios", "uefi"], ipv6_only=2)
+
+
+def test_an_unknown_firmware_names_the_choices() -> None:
+    with pytest.raises(ValueError, match="choose from bios, uefi, uefi-secureboot"):
+        default_vms(2, firmware=["uefi", "efi"])
+
+
+def test_the_vm_sizes_do_not_depend_on_the_firmware() -> None:
+    def sizes(vms: list[LabVm]) -> list[tuple[int, int, int]]:
+        return [(vm.spec.cpus, vm.spec.memory_mb, vm.spec.disk_gb) for vm in vms]
+
+    assert sizes(default_vms(3, firmware=["uefi-secureboot"])) == sizes(default_vms(3))
+
+
+def test_the_ipv6_only_vms_taps_are_the_networks_ipv6_only_ports(tmp_path: Path) -> None:
+    vms = default_vms(4, firmware=["uefi"], ipv6_only=2)
+    options = LabOptions(state_dir=tmp_path, vms=vms)
+    assert options.network.ipv6_only_taps == ("tap3", "tap4")
+
+
+def test_a_network_without_ipv6_only_vms_has_no_ipv6_only_port(tmp_path: Path) -> None:
+    options = LabOptions(state_dir=tmp_path, vms=default_vms(2, firmware=["uefi"]))
+    assert options.network == LabNetwork()
+
+
+def test_the_ipv6_only_ports_survive_lab_json() -> None:
+    net = LabNetwork(ipv6_only_taps=("tap3",))
+    assert LabNetwork(**json.loads(json.dumps(net.__dict__))) == net

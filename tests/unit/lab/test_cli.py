@@ -1,0 +1,97 @@
+"""`ironsight lab up --firmware ... --ipv6-only-nodes ...` and what `lab status` shows of it
+(the lab itself is not brought up: `up` is replaced by a recorder)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from ironsight.cli.lab import lab_group
+from ironsight.lab import lifecycle
+from ironsight.lab.network import LabNetwork
+from ironsight.lab.state import STATE_FILE, LabOptions, default_vms
+
+
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[LabOptions]:
+    """The options each `lab up` would bring a lab up with."""
+    seen: list[LabOptions] = []
+
+    def up(options: LabOptions, log: Any = print) -> SimpleNamespace:
+        seen.append(options)
+        return SimpleNamespace(api_url="http://127.0.0.1:6385",
+                               discoverd_url="http://127.0.0.1:5050", vms=options.vms)
+
+    monkeypatch.setattr(lifecycle, "up", up)
+    return seen
+
+
+def lab(*args: str) -> Result:
+    return CliRunner().invoke(lab_group, list(args))
+
+
+def test_the_vms_boot_bios_by_default(asked: list[LabOptions], tmp_path: Path) -> None:
+    assert lab("up", "--state-dir", str(tmp_path)).exit_code == 0
+    assert {vm.spec.firmware for vm in asked[0].vms} == {"bios"}
+
+
+def test_the_firmware_list_is_cycled_over_the_vms(asked: list[LabOptions],
+                                                  tmp_path: Path) -> None:
+    result = lab("up", "--state-dir", str(tmp_path), "--nodes", "3",
+                 "--firmware", "uefi-secureboot,uefi")
+    assert result.exit_code == 0, result.output
+    assert [vm.spec.firmware for vm in asked[0].vms] == ["uefi-secureboot", "uefi",
+                                                         "uefi-secureboot"]
+
+
+def test_the_ipv6_only_vms_are_the_last_uefi_ones_and_their_taps_filtered(
+        asked: list[LabOptions], tmp_path: Path) -> None:
+    result = lab("up", "--state-dir", str(tmp_path), "--nodes", "4", "--firmware",
+                 "uefi,bios", "--ipv6-only-nodes", "1")
+    assert result.exit_code == 0, result.output
+    assert [vm.spec.ipv6_only for vm in asked[0].vms] == [False, False, True, False]
+    assert asked[0].network.ipv6_only_taps == ("tap3",)
+
+
+def test_an_unknown_firmware_is_a_usage_error_naming_it_and_the_choices(
+        asked: list[LabOptions]) -> None:
+    result = lab("up", "--firmware", "uefi,bioss")
+    assert result.exit_code == 2
+    assert "Invalid value for '--firmware': unknown firmware 'bioss' (choose from bios, uefi, " \
+           "uefi-secureboot)" in result.output
+    assert asked == []
+
+
+def test_more_ipv6_only_vms_than_uefi_ones_is_a_usage_error(asked: list[LabOptions]) -> None:
+    result = lab("up", "--nodes", "3", "--firmware", "bios,uefi", "--ipv6-only-nodes", "2")
+    assert result.exit_code == 2
+    assert "--ipv6-only-nodes" in result.output
+    assert "only 1 of the 3 VMs boot UEFI" in result.output
+    assert asked == []
+
+
+def test_status_shows_each_vms_firmware_and_ipv6_only(tmp_path: Path) -> None:
+    vms = default_vms(3, firmware=["bios", "uefi", "uefi-secureboot"], ipv6_only=1)
+    (tmp_path / STATE_FILE).write_text(json.dumps({
+        "network": LabNetwork(namespace="isv-absent").__dict__,
+        "vms": [vm.as_dict() for vm in vms], "pids": {}}))
+    result = lab("status", "--state-dir", str(tmp_path))
+    rows = {line.split()[1]: line for line in result.output.splitlines()
+            if line.startswith("│ lab-")}
+    assert "bios" in rows["lab-1"] and "IPv6-only" not in rows["lab-1"]
+    assert "uefi " in rows["lab-2"] and "IPv6-only" not in rows["lab-2"]
+    assert "uefi-secureboot IPv6-only" in rows["lab-3"]
+
+
+def test_status_json_carries_the_firmware(tmp_path: Path) -> None:
+    vms = default_vms(1, firmware=["uefi"], ipv6_only=1)
+    (tmp_path / STATE_FILE).write_text(json.dumps({
+        "network": LabNetwork(namespace="isv-absent").__dict__,
+        "vms": [vm.as_dict() for vm in vms], "pids": {}}))
+    (vm,) = json.loads(lab("status", "--state-dir", str(tmp_path), "--json").output)["vms"]
+    assert (vm["firmware"], vm["ipv6_only"]) == ("uefi", True)
