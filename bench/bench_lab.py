@@ -5,9 +5,11 @@ through the bare-metal API, and each VM's time from the inspect request to `mana
 split along its path:
 
     request -> power on          bare-metal history "Power state is now power on"
-            -> lease (iPXE)      discoverd's log: dnsmasq's first DHCPACK for the MAC
-            -> ramdisk fetched   discoverd's access log: GET /pxe/initramfs from that IP
-            -> lease (ramdisk)   the second DHCPACK (the ramdisk's udhcpc)
+            -> first lease       discoverd's log: dnsmasq's first DHCPACK for the MAC: the
+                                 firmware's boot (SeaBIOS + iPXE's ROM, or OVMF's own PXE)
+            -> ramdisk fetched   the initramfs sent to that IP: discoverd's access log
+                                 (GET /pxe/initramfs, iPXE) or its TFTP log (GRUB)
+            -> lease (ramdisk)   the first DHCPACK after it (the ramdisk's udhcpc)
             -> callback          the report arrives: discoverd's first GET of the node on
                                  the bare-metal API after that lease (access log)
             -> node updated      history "Node updated: properties"
@@ -19,9 +21,15 @@ Needs root, QEMU, dnsmasq and ipmitool, like `ironsight lab up`.
 
     .venv/bin/python bench/bench_lab.py [--sizes 1,3,6] [--ramdisk-dir DIR]
     .venv/bin/python bench/bench_lab.py --sizes 2 --ssh 1   # an IPMI VM beside a pxe_ssh one
+    .venv/bin/python bench/bench_lab.py --sizes 3 --firmware bios,uefi,uefi-secureboot
+    .venv/bin/python bench/bench_lab.py --sizes 1 --firmware uefi \
+        --conf pxe.uefi_pxe_bootfile_name=snponly.efi      # UEFI PXE by iPXE (HTTP)
 
 With `--ssh N` the last N VMs of each lab are libvirt domains of the lab's hypervisor,
-enrolled as pxe_ssh (powered by `virsh` over SSH) instead of VMs behind virtual BMCs.
+enrolled as pxe_ssh (powered by `virsh` over SSH) instead of VMs behind virtual BMCs. With
+`--firmware LIST` the VMs' firmware cycles through LIST (`ironsight lab up --firmware`), and
+a summary per firmware gives the median request -> manageable and the firmware's share of
+it (power on -> first lease).
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from ironsight.lab.state import Lab, LabOptions, default_vms
 
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 300.0
-STEPS = ("power on", "lease (iPXE)", "ramdisk fetched", "lease (ramdisk)", "callback",
+STEPS = ("power on", "first lease", "ramdisk fetched", "lease (ramdisk)", "callback",
          "node updated", "power off", "manageable")
 
 _LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
@@ -56,12 +64,14 @@ _HISTORY_MARKERS = (("power on", re.compile(r"Power state is now power on|: powe
                     ("power off", re.compile(r"Power state is now power off|: power off$")),
                     ("manageable", re.compile(r"from inspect wait to manageable")))
 _ACCESS = re.compile(r'uvicorn\.access: (?P<ip>[\d.]+):\d+ - "(?P<method>\w+) (?P<path>[^\s?]+)')
+_TFTP = re.compile(r"PXE: (?P<ip>\S+) fetched (?P<file>\S+) over TFTP")
 
 
 @dataclass
 class Timeline:
     name: str
     driver: str
+    firmware: str
     uuid: str
     mac: str
     requested: float
@@ -109,12 +119,12 @@ def _from_history(lab: Lab, timeline: Timeline) -> None:
 
 
 def _from_service_log(lab: Lab, timelines: dict[str, Timeline]) -> None:
-    """Leases by MAC, then the boot-file requests of each VM's address, then discoverd's
-    first request for the node once the ramdisk has its address."""
+    """Leases by MAC, the initramfs sent to each VM's address (HTTP or TFTP), the first lease
+    after it (the ramdisk's), then discoverd's first request for the node once the ramdisk
+    has its address."""
     by_mac = {t.mac: t for t in timelines.values()}
     by_uuid = {t.uuid: t for t in timelines.values()}
     by_ip: dict[str, Timeline] = {}
-    leases: dict[str, int] = {}
     for line in lab.serve_log.read_text(errors="replace").splitlines():
         when = _log_time(line)
         if when is None:
@@ -124,9 +134,12 @@ def _from_service_log(lab: Lab, timelines: dict[str, Timeline]) -> None:
             if when < timeline.requested:
                 continue
             by_ip[lease["ip"]] = timeline
-            leases[timeline.name] = leases.get(timeline.name, 0) + 1
-            step = "lease (iPXE)" if leases[timeline.name] == 1 else "lease (ramdisk)"
-            timeline.at.setdefault(step, when)
+            timeline.at.setdefault("first lease", when)
+            if "ramdisk fetched" in timeline.at:
+                timeline.at.setdefault("lease (ramdisk)", when)
+        elif (sent := _TFTP.search(line)) and sent["ip"] in by_ip:
+            if sent["file"] == "pxe/initramfs":
+                by_ip[sent["ip"]].at.setdefault("ramdisk fetched", when)
         elif access := _ACCESS.search(line):
             if access["ip"] in by_ip and access["path"] == "/pxe/initramfs":
                 by_ip[access["ip"]].at.setdefault("ramdisk fetched", when)
@@ -137,20 +150,22 @@ def _from_service_log(lab: Lab, timelines: dict[str, Timeline]) -> None:
                     timeline.at.setdefault("callback", when)
 
 
-def run_size(count: int, ramdisk_dir: Path, work: Path,
-             ssh: int = 0) -> tuple[float, list[Timeline]]:
+def run_size(count: int, ramdisk_dir: Path, work: Path, ssh: int = 0,
+             firmware: tuple[str, ...] = ("bios",),
+             conf: dict[str, dict[str, str]] | None = None) -> tuple[float, list[Timeline]]:
     options = LabOptions(
-        state_dir=work / f"lab-{count}", vms=default_vms(count, ssh=min(ssh, count)),
+        state_dir=work / f"lab-{count}",
+        vms=default_vms(count, ssh=min(ssh, count), firmware=firmware),
         network=LabNetwork(namespace="ironsight-bench"), ramdisk_dir=ramdisk_dir,
         api_port=0, discoverd_port=0, bmc_same_ports=False,
-        extra_conf={"DEFAULT": {"debug": "true"}})
+        extra_conf={"DEFAULT": {"debug": "true"}, **(conf or {})})
     with running(options, log=lambda line: print("  " + line, file=sys.stderr)) as lab:
         names = [vm.spec.name for vm in lab.vms]
         timelines: dict[str, Timeline] = {}
         began = time.time()
         with lab.client() as api:
             for vm in lab.vms:
-                timelines[vm.spec.name] = Timeline(vm.spec.name, vm.driver,
+                timelines[vm.spec.name] = Timeline(vm.spec.name, vm.driver, vm.spec.firmware,
                                                    lab.state["nodes"][vm.spec.name],
                                                    vm.spec.mac, time.time())
                 provision(api, vm.spec.name, "inspect")
@@ -170,18 +185,27 @@ def _cell(value: float | None) -> str:
 def print_table(count: int, wall: float, timelines: list[Timeline]) -> None:
     print(f"\n{count} VM{'s' if count > 1 else ''} at once: all manageable after {wall:.1f} s "
           "(seconds per step, from the previous one)")
-    header = ["VM", "driver", *STEPS, "total"]
+    header = ["VM", "driver", "firmware", *STEPS, "total"]
     widths = [max(6, len(h)) for h in header]
     widths[1] = max(widths[1], *(len(t.driver) for t in timelines))
+    widths[2] = max(widths[2], *(len(t.firmware) for t in timelines))
     print("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
     for timeline in timelines:
-        cells = [timeline.name, timeline.driver, *(_cell(v) for v in timeline.split()),
-                 _cell(timeline.total)]
+        cells = [timeline.name, timeline.driver, timeline.firmware,
+                 *(_cell(v) for v in timeline.split()), _cell(timeline.total)]
         print("  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
     totals = [t.total for t in timelines if t.total is not None]
     if totals:
         print(f"  request -> manageable: min {min(totals):.1f} s, median "
               f"{statistics.median(totals):.1f} s, max {max(totals):.1f} s")
+    for kind in dict.fromkeys(t.firmware for t in timelines):
+        done = [t for t in timelines if t.firmware == kind and t.total is not None
+                and "power on" in t.at and "first lease" in t.at]
+        if done:
+            total = statistics.median(t.total or 0.0 for t in done)
+            boot = statistics.median(t.at["first lease"] - t.at["power on"] for t in done)
+            print(f"  {kind}: request -> manageable median {total:.1f} s, of it the "
+                  f"firmware (power on -> first lease) {boot:.1f} s ({boot / total:.0%})")
 
 
 def main() -> int:
@@ -190,12 +214,23 @@ def main() -> int:
     parser.add_argument("--ramdisk-dir", type=Path, default=REPO / ".state" / "ramdisk-cache")
     parser.add_argument("--ssh", type=int, default=0,
                         help="of each lab, this many VMs (the last) are pxe_ssh domains")
+    parser.add_argument("--firmware", default="bios",
+                        help="the VMs' firmware, cycled: bios,uefi,uefi-secureboot,...")
+    parser.add_argument("--conf", action="append", default=[], metavar="SECTION.OPTION=VALUE",
+                        help="service configuration on top of the lab's, e.g. "
+                             "pxe.uefi_pxe_bootfile_name=snponly.efi (iPXE for UEFI PXE)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    conf: dict[str, dict[str, str]] = {}
+    for item in args.conf:
+        key, _, value = item.partition("=")
+        section, _, option = key.partition(".")
+        conf.setdefault(section, {})[option] = value
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-lab-") as tmp:
         for count in sizes:
             print(f"lab of {count} VMs:", file=sys.stderr)
-            wall, timelines = run_size(count, args.ramdisk_dir, Path(tmp), args.ssh)
+            wall, timelines = run_size(count, args.ramdisk_dir, Path(tmp), args.ssh,
+                                       tuple(args.firmware.split(",")), conf)
             print_table(count, wall, timelines)
     return 0
 

@@ -12,6 +12,12 @@ virtual BMCs driving QEMU (TCG), the real discovery ramdisk. Five VMs:
   hypervisor (libvirtd and sshd in the lab's namespace, lab/hypervisor.py), powered with the
   real `virsh` over SSH; it is inspected beside lab-1, once more, for their timings. Where
   libvirt cannot run, it is left out and its test says why;
+* lab-7..10 boot as today's servers do, on Debian's OVMF with no iPXE ROM on their NICs, so
+  the firmware's own network boot runs: lab-7 UEFI PXE, lab-8 UEFI PXE with Secure Boot on
+  (shim -> GRUB -> the signed kernel, all over discoverd's TFTP), lab-9 the same on an
+  IPv6-only port (DHCPv6, TFTP and the report over IPv6), lab-10 UEFI HTTP boot (iPXE by
+  URL). They are inspected at once, and each one's capabilities, console and the files it
+  fetched show it took its own path;
 * lab-5 has sixteen more small disks, which makes its agent's report larger than this lab's
   `[introspection] max_callback_size` (8 KiB; the other VMs' reports are ~4-5 KiB with their
   PCI devices, DMI and LLDP; each extra disk adds a disk and a PCI device, ~0.5 KiB): discoverd
@@ -51,7 +57,7 @@ from typing import Any
 import pytest
 
 from ironsight.client.http import ApiClient
-from ironsight.lab import hypervisor
+from ironsight.lab import firmware, hypervisor
 from ironsight.lab.hypervisor import Hypervisor
 from ironsight.lab.lifecycle import running
 from ironsight.lab.lldp import CHASSIS_MAC, PORT_NAME, SYSTEM_NAME
@@ -59,7 +65,7 @@ from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import provision, wait_states
 from ironsight.lab.processes import log_tail
 from ironsight.lab.qemu import VmSpec
-from ironsight.lab.state import SSH_DRIVER, Lab, LabOptions, LabVm, default_vms
+from ironsight.lab.state import SSH_DRIVER, UEFI_MIN_MB, Lab, LabOptions, LabVm, default_vms
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECT_TIMEOUT = 180.0  # per node, all at once; one inspection takes ~20-40 s under TCG
@@ -68,6 +74,9 @@ NORMAL = ("lab-1", "lab-2", "lab-3")
 DENIED = "lab-4"
 FAILING = "lab-5"
 UNDER_LIBVIRT = "lab-6"
+UEFI, SECURE, IPV6_ONLY, HTTP_BOOT = "lab-7", "lab-8", "lab-9", "lab-10"
+FIRMWARE = {UEFI: firmware.UEFI, SECURE: firmware.UEFI_SECUREBOOT,
+            IPV6_ONLY: firmware.UEFI_SECUREBOOT, HTTP_BOOT: firmware.UEFI_HTTPBOOT}
 MAX_BODY = 8192
 BAREMETAL = shutil.which("baremetal") or str(Path(sys.executable).parent / "baremetal")
 NIC = "eth0"  # the ramdisk's only NIC, as test_ramdisk_boot.py shows (no udev renaming)
@@ -94,6 +103,12 @@ def _lab_vms() -> list[LabVm]:
     if hypervisor.unavailable() is None:
         vms.append(LabVm(VmSpec(name=UNDER_LIBVIRT, mac="52:54:00:1a:00:06", tap="tap6",
                                 cpus=2, memory_mb=320, disk_gb=5), SSH_DRIVER, 6235))
+    for number, name in enumerate(FIRMWARE, start=7):
+        vms.append(LabVm(VmSpec(name=name, mac=f"52:54:00:1a:00:{number:02x}", tap=f"tap{number}",
+                                cpus=1, memory_mb=UEFI_MIN_MB, disk_gb=4,
+                                firmware=FIRMWARE[name],
+                                ipv6_only=name == IPV6_ONLY),
+                         "pxe_ipmitool", 6229 + number))
     return vms
 
 
@@ -101,9 +116,13 @@ def _lab_vms() -> list[LabVm]:
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     if os.geteuid() != 0:
         pytest.skip("the lab needs root (network namespaces, taps)")
-    for program in ("qemu-system-x86_64", "qemu-img", "dnsmasq", "ipmitool"):
+    for program in ("qemu-system-x86_64", "qemu-img", "dnsmasq", "ipmitool", "nft"):
         if shutil.which(program) is None:
             pytest.skip(f"{program} is not installed (scripts/install-deps.sh)")
+    for kind in firmware.KINDS:
+        why = firmware.unavailable(kind)
+        if why:
+            pytest.skip(f"{kind} VMs cannot run here: {why}")
     options = LabOptions(
         state_dir=tmp_path_factory.mktemp("lab"), vms=_lab_vms(),
         network=LabNetwork(namespace=f"islab-{secrets.token_hex(3)}"),
@@ -231,6 +250,8 @@ def test_three_vms_inspected_at_once(lab: Lab, client: ApiClient) -> None:
             assert props["memory_mb"] == spec.memory_mb, (name, props)  # SMBIOS type 17 = -m
             assert props["local_gb"] == spec.disk_gb - 1, (name, props)
             assert props["cpu_arch"] == "x86_64", (name, props)
+            capabilities = props["capabilities"].split(",")
+            assert {"boot_mode:bios", "secure_boot:false"} <= set(capabilities), (name, props)
             assert node["last_error"] is None, (name, node["last_error"])
             ports = _get(client, f"/v1/ports?node={name}&detail=true")["ports"]
             assert [(p["address"], p["pxe_enabled"]) for p in ports] == [(spec.mac, True)]
@@ -442,3 +463,75 @@ def test_the_hypervisors_key_is_never_shown(lab: Lab, client: ApiClient) -> None
     assert node["driver_info"]["ssh_key_contents"] == "******", node["driver_info"]
     assert body not in json.dumps(node)
     assert body not in lab.serve_log.read_text(errors="replace")
+
+
+def _tftp_files_of(lab: Lab, address_prefix: str) -> list[tuple[str, str]]:
+    """(client address, file) of every TFTP transfer from addresses starting so."""
+    found = []
+    for line in lab.pxe_lines(" over TFTP ("):
+        client, _, rest = line.split("PXE: ", 1)[1].partition(" fetched ")
+        if client.startswith(address_prefix):
+            found.append((client, rest.split(" over TFTP")[0]))
+    return found
+
+
+def test_uefi_machines_are_inspected_through_their_firmwares_own_network_boot(
+        lab: Lab, client: ApiClient) -> None:
+    """UEFI PXE, UEFI PXE with Secure Boot (on IPv4 and on an IPv6-only port), UEFI HTTP
+    boot: at once, each over its own path, with the capabilities of its firmware."""
+    names = tuple(FIRMWARE)
+    with diagnosed(lab, names):
+        for name in names:
+            provision(client, name, "inspect")
+        done = wait_states(client, names, {"manageable"}, INSPECT_TIMEOUT,
+                           failed={"inspect failed", "enroll"}, settled=_powered_off)
+        for name in names:
+            print(f"{name} ({FIRMWARE[name]}{', IPv6-only' if name == IPV6_ONLY else ''}) "
+                  f"inspected in {_took(done[name]):.1f} s")
+        for name in names:
+            node, spec = done[name], lab.vm(name).spec
+            assert node["last_error"] is None, (name, node["last_error"])
+            props = node["properties"]
+            assert (props["cpus"], props["memory_mb"], props["local_gb"]) == (
+                spec.cpus, spec.memory_mb, spec.disk_gb - 1), (name, props)
+            secure = "true" if FIRMWARE[name] == firmware.UEFI_SECUREBOOT else "false"
+            assert {"boot_mode:uefi", f"secure_boot:{secure}"} <= set(
+                props["capabilities"].split(",")), (name, props)
+            serial = lab.files(name).serial_log.read_text(errors="replace")
+            # the ramdisk's own view, and the kernel's under Secure Boot
+            on = "on" if secure == "true" else "off"
+            assert f"boot: uefi, secure boot {on}" in serial, (name, serial[-3000:])
+            assert ("secureboot: Secure boot enabled" in serial) == (secure == "true"), name
+            if secure == "true":
+                assert "Kernel is locked down from EFI Secure Boot" in serial, name
+
+        # the firmware's own PXE, not iPXE, then shim -> GRUB -> kernel over TFTP
+        for name, banner in ((UEFI, ">>Start PXE over IPv4"), (SECURE, ">>Start PXE over IPv4"),
+                             (IPV6_ONLY, ">>Start PXE over IPv6")):
+            serial = lab.files(name).serial_log.read_text(errors="replace")
+            assert banner in serial and "iPXE" not in serial, (name, serial[-3000:])
+            mac = lab.vm(name).spec.mac
+            config = f"grub/{mac}.cfg"
+            files = [f for _, f in _tftp_files_of(lab, "")]
+            for wanted in ("bootx64.efi", "grubx64.efi", config):
+                assert wanted in files, (name, wanted, files)
+            client_address = [c for c, f in _tftp_files_of(lab, "") if f == config][-1]
+            fetched = [f for c, f in _tftp_files_of(lab, client_address)]
+            assert fetched[-3:] == [config, "pxe/vmlinuz", "pxe/initramfs"], (name, fetched)
+            assert (":" in client_address) == (name == IPV6_ONLY), (name, client_address)
+
+        # the IPv6-only VM: no IPv4 lease ever, and its ramdisk reported over IPv6
+        assert not lab.pxe_lines(f"{lab.vm(IPV6_ONLY).spec.mac} got the address"), \
+            lab.pxe_lines(lab.vm(IPV6_ONLY).spec.mac)
+        inventory = _get(client, f"/v1/nodes/{IPV6_ONLY}/inventory")["inventory"]
+        (nic,) = [n for n in inventory["interfaces"]
+                  if n["mac_address"] == lab.vm(IPV6_ONLY).spec.mac]
+        assert nic["ipv4_address"] is None, nic
+        assert (nic["ipv6_address"] or "").startswith("fd20:20::"), nic
+        assert inventory["boot"] == {"current_boot_mode": "uefi", "secure_boot": True,
+                                     "pxe_interface": lab.vm(IPV6_ONLY).spec.mac}, inventory
+
+        # HTTP boot: the firmware fetched iPXE by URL, which booted the ramdisk over HTTP
+        serial = lab.files(HTTP_BOOT).serial_log.read_text(errors="replace")
+        assert ">>Start HTTP Boot over IPv4" in serial, serial[-3000:]
+        assert "/boot/efi/snponly.efi" in serial and "iPXE" in serial, serial[-3000:]

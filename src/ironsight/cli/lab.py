@@ -55,9 +55,10 @@ def lab_group() -> None:
               callback=_firmware_list, metavar="LIST",
               help="The VMs' firmware, cycled over them: a comma-separated list of bios "
                    "(SeaBIOS and iPXE), uefi (OVMF's own PXE), uefi-secureboot (the same, "
-                   "Secure Boot enforced with Microsoft's keys).")
+                   "Secure Boot enforced with Microsoft's keys), uefi-httpboot (OVMF's UEFI "
+                   "HTTP boot instead of PXE).")
 @click.option("--ipv6-only-nodes", type=click.IntRange(0, 50), default=0, show_default=True,
-              help="How many of the UEFI VMs (the last ones) are on IPv6-only ports: PXE "
+              help="How many of the UEFI PXE VMs (the last ones) are on IPv6-only ports: PXE "
                    "over IPv6, no IPv4 or ARP passes their tap.")
 @click.option("--no-manage", is_flag=True, help="Leave the enrolled nodes in enroll.")
 def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, namespace: str,

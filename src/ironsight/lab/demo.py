@@ -2,7 +2,8 @@
 
 Where it can (root, QEMU, network namespaces), it is the real thing: it builds the discovery
 ramdisk, brings up a lab of three QEMU VMs behind virtual BMCs in an isolated network
-namespace (and, where libvirt can run, a fourth as a domain of the lab's own libvirtd,
+namespace (SeaBIOS, UEFI and UEFI with Secure Boot, the UEFI ones through their firmware's
+own PXE; and, where libvirt can run, a fourth as a domain of the lab's own libvirtd,
 enrolled as pxe_ssh; where it cannot, the demo says why and goes on without it), with
 `ironsight serve` running discoverd's dnsmasq and PXE filter, inspects the
 VMs through the bare-metal API (`ironsight node inspect --wait`), prints what was found and
@@ -138,16 +139,26 @@ def run_lab() -> None:
     """The real demo: VMs PXE-boot the discovery ramdisk and are inspected, three powered
     over IPMI and, where libvirt can run, one more as a libvirt domain powered over SSH
     (pxe_ssh)."""
-    from ironsight.lab import hypervisor
+    from ironsight.lab import firmware, hypervisor
     from ironsight.lab.lifecycle import running
     from ironsight.lab.state import LabOptions, default_vms
 
     state_dir = Path(tempfile.mkdtemp(prefix="ironsight-demo-lab-"))
     no_libvirt = hypervisor.unavailable()
-    vms = default_vms(3) if no_libvirt else default_vms(4, ssh=1)
+    # the IPMI VMs boot as servers do: SeaBIOS, UEFI and UEFI with Secure Boot, the UEFI ones
+    # through their firmware's own PXE; the pxe_ssh domain (the 4th) SeaBIOS again
+    kinds = [firmware.BIOS, firmware.UEFI, firmware.UEFI_SECUREBOOT]
+    no_uefi = firmware.unavailable(firmware.UEFI_SECUREBOOT) or firmware.unavailable(
+        firmware.UEFI)
+    if no_uefi:
+        kinds = [firmware.BIOS]
+    vms = (default_vms(3, firmware=kinds) if no_libvirt
+           else default_vms(4, ssh=1, firmware=kinds))
     console.print(f"[bold]ironsight demo[/bold]: a lab of {len(vms)} QEMU VMs (TCG), inspected "
                   "through the full PXE path: 3 behind virtual BMCs (IPMI)"
                   + ("" if no_libvirt else ", 1 a libvirt domain powered over SSH (pxe_ssh)"))
+    if no_uefi:
+        console.print(f"[yellow]no UEFI VM: {no_uefi}; going on with SeaBIOS ones[/yellow]")
     if no_libvirt:
         console.print(f"[yellow]no pxe_ssh VM: libvirt cannot run here ({no_libvirt}); "
                       "going on with the IPMI ones[/yellow]")
@@ -157,16 +168,23 @@ def run_lab() -> None:
             os.environ["IRONSIGHT_URL"] = lab.api_url
             names = [vm.spec.name for vm in vms]
             for vm in vms:
-                console.print(f"  {vm.spec.name}: {vm.driver}, {vm.spec.cpus} vCPU, "
-                              f"{vm.spec.memory_mb} MiB, {vm.spec.disk_gb} GiB disk, "
-                              f"MAC {vm.spec.mac}")
+                console.print(f"  {vm.spec.name}: {vm.driver}, {vm.spec.firmware}, "
+                              f"{vm.spec.cpus} vCPU, {vm.spec.memory_mb} MiB, "
+                              f"{vm.spec.disk_gb} GiB disk, MAC {vm.spec.mac}")
             console.print("[bold]inspecting[/bold] (each VM powers on over IPMI or `virsh` "
-                          "over SSH, PXE-boots the ramdisk from discoverd's dnsmasq, "
-                          "reports, powers off)")
+                          "over SSH, PXE-boots the ramdisk from discoverd: iPXE, or on UEFI "
+                          "shim -> GRUB -> the signed kernel over TFTP; reports, powers off)")
             status = _cli("node", "inspect", *names, "--wait", "600")
             with lab.client() as api:
-                for name in names[-1:] if no_libvirt else (names[0], names[-1]):
+                for name in dict.fromkeys([names[0], names[2], names[-1]]):
                     _print_history(api, name)
+            secure = [vm.spec.name for vm in vms
+                      if vm.spec.firmware == firmware.UEFI_SECUREBOOT]
+            for name in secure:  # what its ramdisk's kernel said of Secure Boot
+                serial = lab.files(name).serial_log.read_text(errors="replace")
+                lines = [line.strip() for line in serial.splitlines()
+                         if "secureboot:" in line or "boot: uefi" in line]
+                console.print(f"[bold]{name}'s console[/bold]: " + " | ".join(lines[-2:]))
             if status != 0:
                 raise SystemExit(f"inspection failed; see above (service log: "
                                  f"{lab.serve_log})")

@@ -4,7 +4,9 @@
   own, so iPXE does the PXE step (the lab's first VMs, and still the default).
 - `uefi`: Debian's OVMF, and NO option ROM on the NIC: OVMF's own network stack (its PXE, as
   a real server's UEFI) does the PXE step.
-- `uefi-secureboot`: the same, with Secure Boot enforced as on a stock server: OVMF's secure
+- `uefi-httpboot`: `uefi` whose network boot is UEFI HTTP boot (OVMF's PXE options off), as
+  a server set to HTTP boot: discoverd's DHCP gives it a URL (iPXE's).
+- `uefi-secureboot`: `uefi` with Secure Boot enforced as on a stock server: OVMF's secure
   build (SMM, so that only the firmware writes its variables) and variables with Microsoft's
   keys enrolled (the `.ms` template), so that only what Microsoft's UEFI CA signed (shim)
   runs. tests/e2e/test_secure_boot.py checks that an unsigned program is refused.
@@ -21,7 +23,8 @@ from pathlib import Path
 BIOS = "bios"
 UEFI = "uefi"
 UEFI_SECUREBOOT = "uefi-secureboot"
-KINDS = (BIOS, UEFI, UEFI_SECUREBOOT)
+UEFI_HTTPBOOT = "uefi-httpboot"
+KINDS = (BIOS, UEFI, UEFI_SECUREBOOT, UEFI_HTTPBOOT)
 
 OVMF_DIR = Path("/usr/share/OVMF")  # Debian's ovmf package
 OVMF_CODE = OVMF_DIR / "OVMF_CODE_4M.fd"
@@ -29,8 +32,10 @@ OVMF_VARS = OVMF_DIR / "OVMF_VARS_4M.fd"
 OVMF_CODE_SECBOOT = OVMF_DIR / "OVMF_CODE_4M.secboot.fd"  # needs SMM
 OVMF_VARS_MS = OVMF_DIR / "OVMF_VARS_4M.ms.fd"  # Microsoft's keys enrolled, Secure Boot on
 IPXE_ROM = Path("/usr/lib/ipxe/qemu/efi-virtio.rom")  # QEMU's default ROM for virtio-net
-# OVMF reads it from fw_cfg: "no" leaves out its PXE boot options over IPv4 (IPv6-only VMs)
+# OVMF reads them from fw_cfg: "no" leaves out its PXE boot options over IPv4 (IPv6-only VMs),
+# over IPv6; with both, its first network boot option is UEFI HTTP boot over IPv4
 IPV4_PXE_SUPPORT = "opt/org.tianocore/IPv4PXESupport"
+IPV6_PXE_SUPPORT = "opt/org.tianocore/IPv6PXESupport"
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,7 @@ class Firmware:
     code: Path | None = None  # OVMF's code (read-only flash); None: SeaBIOS, QEMU's default
     vars_template: Path | None = None  # what a VM's NVRAM starts as
     secure_boot: bool = False
+    http_boot: bool = False  # network boot by UEFI HTTP boot, not PXE
 
     @property
     def uefi(self) -> bool:
@@ -55,7 +61,18 @@ FIRMWARE = {
     UEFI: Firmware(UEFI, OVMF_CODE, OVMF_VARS),
     UEFI_SECUREBOOT: Firmware(UEFI_SECUREBOOT, OVMF_CODE_SECBOOT, OVMF_VARS_MS,
                               secure_boot=True),
+    UEFI_HTTPBOOT: Firmware(UEFI_HTTPBOOT, OVMF_CODE, OVMF_VARS, http_boot=True),
 }
+
+
+def fw_cfg(kind: str, ipv6_only: bool) -> dict[str, str]:
+    """What OVMF is told through fw_cfg: which network boot options it leaves out."""
+    fw = get(kind)
+    if not fw.uefi:
+        return {}
+    off = [IPV4_PXE_SUPPORT, IPV6_PXE_SUPPORT] if fw.http_boot else (
+        [IPV4_PXE_SUPPORT] if ipv6_only else [])
+    return {name: "no" for name in off}
 
 
 def get(kind: str) -> Firmware:

@@ -364,9 +364,11 @@ def domain_xml(spec: VmSpec, files: VmFiles, *, emulator: str = QEMU) -> str:
     for key, value in (("manufacturer", spec.manufacturer), ("product", spec.product),
                        ("serial", spec.system_serial), ("uuid", spec.system_uuid)):
         ET.SubElement(system, "entry", name=key).text = value
-    if fw.uefi and spec.ipv6_only:  # OVMF offers no PXE over IPv4 (as -fw_cfg does)
+    entries = firmware.fw_cfg(spec.firmware, spec.ipv6_only)
+    if entries:  # what OVMF leaves out of its network boot (as QEMU's -fw_cfg)
         fw_cfg = ET.SubElement(domain, "sysinfo", type="fwcfg")
-        ET.SubElement(fw_cfg, "entry", name=firmware.IPV4_PXE_SUPPORT).text = "no"
+        for name, value in entries.items():
+            ET.SubElement(fw_cfg, "entry", name=name).text = value
     os_element = ET.SubElement(domain, "os")
     ET.SubElement(os_element, "type", arch="x86_64", machine="q35").text = "hvm"
     if fw.uefi:

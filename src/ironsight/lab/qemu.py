@@ -232,8 +232,8 @@ def command_line(spec: VmSpec, files: VmFiles, boot: str, *, qemu: str = QEMU) -
         "-device", f"virtio-net-pci,netdev=net0,mac={spec.mac},bootindex={nic_index}"
         + (",romfile=" if uefi else ""),
     ]
-    if uefi and spec.ipv6_only:
-        argv += ["-fw_cfg", f"name={firmware.IPV4_PXE_SUPPORT},string=no"]
+    for name, value in firmware.fw_cfg(spec.firmware, spec.ipv6_only).items():
+        argv += ["-fw_cfg", f"name={name},string={value}"]
     if spec.disk_gb:
         argv += ["-drive", f"file={files.disk},if=none,id=disk0,format=qcow2",
                  "-device", f"virtio-blk-pci,drive=disk0,bootindex={disk_index}"]

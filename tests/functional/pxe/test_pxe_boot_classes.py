@@ -142,3 +142,27 @@ async def test_grub_gets_its_node_config_with_a_token_only_from_the_leased_addre
         other = await tftp(pxe_net, config, tmp_path / "other.cfg")
         assert other.returncode == 0, other.stderr
         assert "callback_token" not in (tmp_path / "other.cfg").read_text()
+
+
+async def as_machine(net: PxeNet, mac: str) -> None:
+    """The client link takes `mac`, and the server's neighbour table learns it, as from the
+    router solicitation UEFI firmware sends before DHCPv6: dnsmasq reads a DHCPv6 client's
+    MAC there (its DUID need not hold one)."""
+    for args in (("down",), ("address", mac), ("up",)):
+        subprocess.run(["ip", "-n", net.client, "link", "set", CLIENT_IF, *args], check=True)
+    await asyncio.to_thread(subprocess.run, ["ip", "netns", "exec", net.client, "ping", "-6",
+                                             "-c", "1", "-W", "3", "fd5e:1::1"],
+                            capture_output=True, timeout=10)
+
+
+async def test_the_dnsmasq_filter_refuses_a_deployed_mac_over_dhcpv6_too(
+        pxe_net: PxeNet, make_pxe, introspections, tmp_path: Path) -> None:
+    deployed = "52:54:00:5e:01:02"
+    async with make_pxe(known={MAC, deployed}, dhcp_range_ipv6=IPV6_RANGE,
+                        **loaders(tmp_path)) as pxe:
+        await introspections(pxe).start(MAC)
+        await as_machine(pxe_net, deployed)
+        assert await ask(pxe_net, probe.pxe_client(deployed, 7), v6=True) is None
+        await as_machine(pxe_net, MAC)
+        answer = await ask(pxe_net, probe.pxe_client(MAC, 7), v6=True)
+        assert answer is not None and answer.boot_file == "tftp://[fd5e:1::1]/bootx64.efi"

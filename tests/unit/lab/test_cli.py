@@ -63,7 +63,7 @@ def test_an_unknown_firmware_is_a_usage_error_naming_it_and_the_choices(
     result = lab("up", "--firmware", "uefi,bioss")
     assert result.exit_code == 2
     assert "Invalid value for '--firmware': unknown firmware 'bioss' (choose from bios, uefi, " \
-           "uefi-secureboot)" in result.output
+           "uefi-secureboot, uefi-httpboot)" in result.output
     assert asked == []
 
 

@@ -7,13 +7,21 @@ from pathlib import Path
 import pytest
 
 from ironsight.lab import firmware
-from ironsight.lab.firmware import BIOS, KINDS, UEFI, UEFI_SECUREBOOT, qemu_args, unavailable
+from ironsight.lab.firmware import (
+    BIOS,
+    KINDS,
+    UEFI,
+    UEFI_HTTPBOOT,
+    UEFI_SECUREBOOT,
+    qemu_args,
+    unavailable,
+)
 
 NVRAM = Path("/lab/vms/lab-1.vars.fd")
 
 
 def test_the_kinds() -> None:
-    assert KINDS == ("bios", "uefi", "uefi-secureboot")
+    assert KINDS == ("bios", "uefi", "uefi-secureboot", "uefi-httpboot")
 
 
 def test_bios_is_seabios_on_q35_with_no_flash() -> None:
@@ -50,7 +58,7 @@ def test_a_comma_in_the_variables_path_is_escaped_for_qemu() -> None:
 
 def test_an_unknown_kind_names_the_choices() -> None:
     with pytest.raises(ValueError, match=r"unknown firmware 'efi' \(choose from bios, uefi, "
-                                         r"uefi-secureboot\)"):
+                                         r"uefi-secureboot, uefi-httpboot\)"):
         firmware.get("efi")
 
 
@@ -75,7 +83,9 @@ def everything_there(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         BIOS: firmware.Firmware(BIOS),
         UEFI: firmware.Firmware(UEFI, tmp_path / "code.fd", tmp_path / "vars.fd"),
         UEFI_SECUREBOOT: firmware.Firmware(UEFI_SECUREBOOT, tmp_path / "code.secboot.fd",
-                                           tmp_path / "vars.ms.fd", secure_boot=True)})
+                                           tmp_path / "vars.ms.fd", secure_boot=True),
+        UEFI_HTTPBOOT: firmware.Firmware(UEFI_HTTPBOOT, tmp_path / "code.fd",
+                                         tmp_path / "vars.fd", http_boot=True)})
     return tmp_path
 
 
@@ -103,3 +113,14 @@ def test_bios_needs_qemus_ipxe_rom(everything_there: Path) -> None:
 def test_uefi_does_not_need_the_ipxe_rom(everything_there: Path) -> None:
     (everything_there / "efi-virtio.rom").unlink()
     assert unavailable(UEFI) is None
+
+
+def test_httpboot_turns_off_both_pxe_options_so_ovmf_http_boots_first() -> None:
+    assert firmware.fw_cfg(UEFI_HTTPBOOT, False) == {firmware.IPV4_PXE_SUPPORT: "no",
+                                                     firmware.IPV6_PXE_SUPPORT: "no"}
+
+
+def test_ipv6_only_turns_off_pxe_over_ipv4_on_uefi_only() -> None:
+    assert firmware.fw_cfg(UEFI, True) == {firmware.IPV4_PXE_SUPPORT: "no"}
+    assert firmware.fw_cfg(UEFI, False) == {}
+    assert firmware.fw_cfg(BIOS, True) == {}

@@ -89,7 +89,7 @@ def test_a_dual_stack_uefi_vm_offers_pxe_over_both(tmp_path: Path) -> None:
 
 
 def test_an_unknown_firmware_is_refused_with_the_choices() -> None:
-    with pytest.raises(ValueError, match="choose from bios, uefi, uefi-secureboot"):
+    with pytest.raises(ValueError, match="choose from bios, uefi, uefi-secureboot, uefi-httpboot"):
         spec("coreboot")
 
 

@@ -12,7 +12,7 @@ import pytest
 from ironsight.lab.hypervisor import LIBVIRT_URI, SSH_PORT, SSH_USER
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import enroll
-from ironsight.lab.state import SSH_DRIVER, LabError, LabOptions, LabVm, default_vms
+from ironsight.lab.state import SSH_DRIVER, UEFI_MIN_MB, LabError, LabOptions, LabVm, default_vms
 
 
 class Api:
@@ -92,15 +92,17 @@ def test_more_ipv6_only_vms_than_uefi_ones_is_refused() -> None:
 
 
 def test_an_unknown_firmware_names_the_choices() -> None:
-    with pytest.raises(ValueError, match="choose from bios, uefi, uefi-secureboot"):
+    with pytest.raises(ValueError, match="choose from bios, uefi, uefi-secureboot, uefi-httpboot"):
         default_vms(2, firmware=["uefi", "efi"])
 
 
-def test_the_vm_sizes_do_not_depend_on_the_firmware() -> None:
+def test_uefi_vms_get_at_least_the_memory_their_efi_stub_needs() -> None:
     def sizes(vms: list[LabVm]) -> list[tuple[int, int, int]]:
         return [(vm.spec.cpus, vm.spec.memory_mb, vm.spec.disk_gb) for vm in vms]
 
-    assert sizes(default_vms(3, firmware=["uefi-secureboot"])) == sizes(default_vms(3))
+    assert sizes(default_vms(3)) == [(1, 256, 4), (2, 320, 5), (1, 288, 6)]
+    assert sizes(default_vms(3, firmware=["uefi-secureboot"])) == [
+        (1, UEFI_MIN_MB, 4), (2, 320, 5), (1, UEFI_MIN_MB, 6)]
 
 
 def test_the_ipv6_only_vms_taps_are_the_networks_ipv6_only_ports(tmp_path: Path) -> None:

@@ -372,6 +372,9 @@ class PxeService:
                 LOG.warning("The discovery ramdisk is missing (%s): nodes will not boot until "
                             "`ironsight ramdisk build` makes it", conf.ramdisk_dir / name)
                 break
+        if conf.pxe.dhcp_range_ipv6 and conf.pxe_filter.driver == "iptables":
+            LOG.warning("[pxe_filter] driver = iptables filters DHCPv4 only: with [pxe] "
+                        "dhcp_range_ipv6, DHCPv6 answers every MAC (use driver = dnsmasq)")
         if conf.pxe_filter.driver == "noop" and conf.pxe_filter.deny_unknown_macs:
             LOG.warning("[pxe_filter] deny_unknown_macs has no effect with driver = noop")
 
