@@ -36,7 +36,11 @@ USERS = {
     "op-member": ("op-member-pass-c2e4", "admin", ("member",)),
     "op-reader": ("op-reader-pass-7d13", "admin", ("reader",)),
     "svc": ("svc-pass-e08b", "service", ("service", "member")),
-    "outsider": ("outsider-pass-9f42", "tenant-x", ("admin",)),  # a project not allowed
+    # projects that are not operators': their tokens act for their project only (Ironic's
+    # project scope: the nodes whose owner or lessee the project is)
+    "outsider": ("outsider-pass-9f42", "tenant-x", ("admin",)),
+    "tenant-a-member": ("ta-member-pass-61d0", "tenant-a", ("member",)),
+    "tenant-b-reader": ("tb-reader-pass-2c87", "tenant-b", ("reader",)),
     "nobody": ("nobody-pass-3a6c", "admin", ("service",)),  # none of our roles
 }
 
@@ -134,6 +138,11 @@ class Keystone:
         admin.post("/endpoints", json={"endpoint": {"service_id": sid, "interface": "public",
                                                     "url": url, "region_id": "RegionOne"}},
                    **api)
+
+    def project_id(self, user: str) -> str:
+        """The ID of the project `user`'s tokens are scoped to."""
+        password, project, _ = USERS[user]
+        return str(self.session(user, password, project).get_project_id())
 
     def token(self, user: str) -> str:
         password, project, _ = USERS[user]

@@ -4,7 +4,8 @@ stored by the tables, shown and patched by the API, filled by the conductor."""
 # The interfaces ironsight implements (the conductor calls them).
 ACTIVE_INTERFACES = ("boot", "deploy", "inspect", "management", "power")
 # The interfaces Ironic has beside those: stored per node with the values each hardware type
-# accepts (Ironic's fake and no-* names), never called.
+# accepts (Ironic's fake and no-* names); of these only a fake console and a fake vendor
+# interface are called (drivers/fake.py).
 STORED_INTERFACES = ("bios", "console", "firmware", "network", "raid", "rescue", "storage",
                      "vendor")
 INTERFACES = ACTIVE_INTERFACES + STORED_INTERFACES

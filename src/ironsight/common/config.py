@@ -80,6 +80,11 @@ class DefaultSection:
         "reader", "With http_basic: the role of a user of the file not named in "
         "http_basic_roles (none: such users are refused).",
         choices=("admin", "member", "reader", "none"))
+    http_basic_projects: list[str] = opt(
+        [], "With http_basic: users who act for one project, as USER:PROJECT, as a Keystone "
+        "token scoped to that project does: they see and act on the nodes whose owner or "
+        "lessee is PROJECT only, by Ironic's project-scoped rules. Users not named act on "
+        "the whole fleet.")
     allow_remote_noauth: bool = opt(
         False, "Let the APIs listen on a non-loopback address with auth_strategy = noauth "
         "(only on a network that no untrusted host reaches).")
@@ -524,10 +529,12 @@ class KeystoneAuthtokenSection:
         "client's requests do not each ask Keystone; a revoked token keeps working this "
         "long at most. 0: ask Keystone every time.", minimum=0)
     allowed_projects: list[str] = opt(
-        ["admin", "service"], "Projects (names or IDs) whose tokens' roles count: a token "
-        "scoped to another project gets 403. A system-scoped token's roles always count. "
-        "Empty: any project (only where every project of the Keystone is trusted with the "
-        "bare-metal fleet).")
+        ["admin", "service"], "Operators' projects (names or IDs): a token scoped to one of "
+        "them acts on the whole fleet, as a system-scoped token does. A token scoped to "
+        "another project acts for that project only, by Ironic's project-scoped rules: it "
+        "sees and acts on the nodes its project owns or leases (their `owner` or `lessee` "
+        "is the project's ID), the allocations and runbooks it owns, and nothing else. "
+        "Empty: only system-scoped tokens act on the whole fleet, as in Ironic.")
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,10 @@ class NotFound(IronsightError):
     code = 404
 
 
+class Forbidden(IronsightError):
+    code = 403
+
+
 class Conflict(IronsightError):
     code = 409
 

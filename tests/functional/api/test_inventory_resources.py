@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from .helpers import create_node, fault
+from .helpers import create_node, fault, wait_for
 
 MISSING = "0b751d19-92e0-41ae-9a37-99bfd7c5121a"
 STEP = {"interface": "bios", "step": "apply_configuration", "args": {}, "priority": 10}
@@ -307,3 +307,65 @@ async def test_volume_hidden_below_1_32(api: httpx.AsyncClient) -> None:
     resp = await api.get("/v1/volume/targets",
                          headers={"X-OpenStack-Ironic-API-Version": "1.31"})
     assert resp.status_code == 404
+
+
+async def test_deploy_template_steps_are_patched_by_index(api: httpx.AsyncClient) -> None:
+    await api.post("/v1/deploy_templates", json={"name": "CUSTOM_IDX", "steps": [STEP]})
+    second = {**STEP, "step": "delete_configuration"}
+    resp = await api.patch("/v1/deploy_templates/CUSTOM_IDX", json=[
+        {"op": "add", "path": "/steps/1", "value": second},
+        {"op": "replace", "path": "/steps/0/priority", "value": 20}])
+    assert resp.status_code == 200, resp.text
+    assert [s["step"] for s in resp.json()["steps"]] == ["apply_configuration",
+                                                         "delete_configuration"]
+    assert resp.json()["steps"][0]["priority"] == 20
+    resp = await api.patch("/v1/deploy_templates/CUSTOM_IDX", json=[
+        {"op": "remove", "path": "/steps/0"}])
+    assert [s["step"] for s in resp.json()["steps"]] == ["delete_configuration"]
+
+
+async def test_runbook_steps_are_replaced_by_index(api: httpx.AsyncClient) -> None:
+    step = {"interface": "bios", "step": "apply_configuration", "args": {}, "order": 1}
+    await api.post("/v1/runbooks", json={"name": "CUSTOM_RBIDX", "steps": [step]})
+    resp = await api.patch("/v1/runbooks/CUSTOM_RBIDX", json=[
+        {"op": "replace", "path": "/steps/0", "value": {**step, "order": 5}}])
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["steps"][0]["order"] == 5
+
+
+async def test_a_step_index_past_the_end_is_400_and_changes_nothing(
+        api: httpx.AsyncClient) -> None:
+    await api.post("/v1/deploy_templates", json={"name": "CUSTOM_END", "steps": [STEP]})
+    resp = await api.patch("/v1/deploy_templates/CUSTOM_END", json=[
+        {"op": "replace", "path": "/steps/3", "value": STEP}])
+    assert resp.status_code == 400
+    assert "outside of list" in fault(resp)
+    assert (await api.get("/v1/deploy_templates/CUSTOM_END")).json()["steps"] == [STEP]
+
+
+async def _connector_of_powered_on_node(api: httpx.AsyncClient) -> tuple[str, str]:
+    node = await create_node(api, driver="fake-hardware")
+    resp = await api.post("/v1/volume/connectors", json={
+        "node_uuid": node["uuid"], "type": "iqn", "connector_id": "iqn.2026-02.org:on"})
+    assert resp.status_code == 201, resp.text
+    assert (await api.put(f"/v1/nodes/{node['uuid']}/states/power",
+                          json={"target": "power on"})).status_code == 202
+    await wait_for(api, node["uuid"], power="power on")
+    return node["uuid"], resp.json()["uuid"]
+
+
+async def test_a_volume_connector_of_a_powered_on_node_is_not_updated(
+        api: httpx.AsyncClient) -> None:
+    node, connector = await _connector_of_powered_on_node(api)
+    resp = await api.patch(f"/v1/volume/connectors/{connector}", json=[
+        {"op": "add", "path": "/extra/x", "value": 1}])
+    assert resp.status_code == 400
+    assert fault(resp) == ('The requested action "volume connector update" can not be '
+                           f'performed on node "{node}" while it is in state "power on".')
+    assert (await api.get(f"/v1/volume/connectors/{connector}")).json()["extra"] == {}
+
+
+async def test_a_volume_connector_of_a_powered_on_enrolled_node_may_be_deleted(
+        api: httpx.AsyncClient) -> None:
+    _, connector = await _connector_of_powered_on_node(api)  # enroll: deletion allowed
+    assert (await api.delete(f"/v1/volume/connectors/{connector}")).status_code == 204

@@ -156,3 +156,14 @@ async def test_driver_details_list_every_accepted_interface(api: httpx.AsyncClie
     assert doc["default_power_interface"] == "fake"
     assert doc["enabled_network_interfaces"] == ["noop", "flat"]
     assert "no-firmware" in doc["enabled_firmware_interfaces"]
+
+
+async def test_removing_an_interface_resets_it_to_the_hardware_types_default(
+        api: httpx.AsyncClient) -> None:
+    node = (await api.post("/v1/nodes", json={"driver": "fake-hardware",
+                                               "console_interface": "fake"})).json()
+    assert node["console_interface"] == "fake"
+    resp = await api.patch(f"/v1/nodes/{node['uuid']}", json=[
+        {"op": "remove", "path": "/console_interface"}])
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["console_interface"] == "no-console"

@@ -92,3 +92,62 @@ async def test_a_port_patch_that_changes_nothing_answers_the_port(api: httpx.Asy
                            json=[{"op": "replace", "path": "/pxe_enabled", "value": True}])
     assert (resp.status_code, resp.json()["uuid"], resp.json()["pxe_enabled"]) == (
         200, port["uuid"], True)
+
+
+async def test_a_port_named_by_its_mac_is_a_bad_request(api: httpx.AsyncClient) -> None:
+    for ident in ("52:54:00:00:00:01", "malformed:uuid"):
+        resp = await api.get(f"/v1/ports/{ident}")
+        assert resp.status_code == 400
+        assert fault(resp) == f"Expected UUID or name for port_ident: {ident}"
+
+
+async def test_a_port_is_deleted_by_uuid_only(api: httpx.AsyncClient) -> None:
+    resp = await api.delete("/v1/ports/some-name")
+    assert resp.status_code == 400
+    assert fault(resp) == "Expected UUID for port_uuid: some-name"
+
+
+async def _grouped_port(api: httpx.AsyncClient, physnet: str) -> tuple[str, str]:
+    node = await create_node(api)
+    group = (await api.post("/v1/portgroups", json={"node_uuid": node["uuid"]})).json()
+    resp = await api.post("/v1/ports", json={
+        "address": "52:54:00:00:01:01", "node_uuid": node["uuid"],
+        "portgroup_uuid": group["uuid"], "physical_network": physnet})
+    assert resp.status_code == 201, resp.text
+    return node["uuid"], group["uuid"]
+
+
+async def test_a_port_on_another_physical_network_may_not_join_a_portgroup(
+        api: httpx.AsyncClient) -> None:
+    node, group = await _grouped_port(api, "physnet1")
+    resp = await api.post("/v1/ports", json={
+        "address": "52:54:00:00:01:02", "node_uuid": node, "portgroup_uuid": group,
+        "physical_network": "physnet2"})
+    assert resp.status_code == 409
+    assert fault(resp) == (f"Port with physical network physnet2 cannot become a member of "
+                           f"port group {group} which has ports in physical network physnet1.")
+    assert len((await api.get(f"/v1/nodes/{node}/ports")).json()["ports"]) == 1
+
+
+async def test_a_member_port_may_not_move_to_another_physical_network(
+        api: httpx.AsyncClient) -> None:
+    node, group = await _grouped_port(api, "physnet1")
+    port = (await api.post("/v1/ports", json={
+        "address": "52:54:00:00:01:02", "node_uuid": node, "portgroup_uuid": group,
+        "physical_network": "physnet1"})).json()
+    resp = await api.patch(f"/v1/ports/{port['uuid']}", json=[
+        {"op": "replace", "path": "/physical_network", "value": "physnet2"}])
+    assert resp.status_code == 409
+
+
+async def test_physical_network_before_1_34_is_not_acceptable(api: httpx.AsyncClient) -> None:
+    node = await create_node(api)
+    old = {"X-OpenStack-Ironic-API-Version": "1.33"}
+    resp = await api.post("/v1/ports", headers=old, json={
+        "address": "52:54:00:00:02:01", "node_uuid": node["uuid"], "physical_network": "p"})
+    assert resp.status_code == 406
+    port = (await api.post("/v1/ports", json={"address": "52:54:00:00:02:02",
+                                               "node_uuid": node["uuid"]})).json()
+    resp = await api.patch(f"/v1/ports/{port['uuid']}", headers=old, json=[
+        {"op": "add", "path": "/physical_network", "value": "p"}])
+    assert resp.status_code == 406

@@ -214,3 +214,29 @@ def test_serve_refuses_a_user_file_with_a_non_bcrypt_entry(tmp_path: Path) -> No
     proc = serve(tmp_path, f"auth_strategy = http_basic\nhttp_basic_auth_user_file = {users}\n")
     assert proc.returncode != 0
     assert "is not bcrypt" in proc.stderr
+
+
+@pytest.mark.parametrize("path", ["states/console", "management/boot_device", "validate"])
+def test_a_reader_is_refused_what_ironic_keeps_for_members(service: Service,
+                                                           path: str) -> None:
+    node = new_node(service)
+    with as_user(service, "viewer") as viewer:
+        resp = viewer.get(f"/v1/nodes/{node}/{path}")
+    assert resp.status_code == 403
+    assert "role reader" in resp.json()["error_message"]
+    with as_user(service, "ops") as ops:
+        assert ops.get(f"/v1/nodes/{node}/{path}").status_code == 200
+
+
+def test_a_reader_reads_indicators(service: Service) -> None:
+    node = new_node(service)
+    with as_user(service, "viewer") as viewer:
+        assert viewer.get(f"/v1/nodes/{node}/management/indicators").status_code == 200
+
+
+def test_vendor_passthru_is_for_admins_only(service: Service) -> None:
+    node = new_node(service)
+    with as_user(service, "ops") as ops:
+        assert ops.get(f"/v1/nodes/{node}/vendor_passthru/methods").status_code == 403
+    with as_user(service, "admin") as admin:
+        assert admin.get(f"/v1/nodes/{node}/vendor_passthru/methods").status_code == 200

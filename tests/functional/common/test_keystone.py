@@ -116,12 +116,63 @@ def test_an_admin_deletes_a_node(service: Service, tokens: dict[str, str]) -> No
         assert admin.get(f"/v1/nodes/{node}").status_code == 404
 
 
-def test_a_token_of_a_project_not_allowed_gets_403(service: Service,
-                                                   tokens: dict[str, str]) -> None:
+def test_a_token_of_another_project_sees_none_of_the_fleets_nodes(
+        service: Service, tokens: dict[str, str]) -> None:
+    node = new_node(service, tokens)  # nobody's
     with as_user(service, tokens["outsider"]) as outsider:
-        resp = outsider.get("/v1/nodes")
+        assert outsider.get("/v1/nodes").json()["nodes"] == []
+        resp = outsider.get(f"/v1/nodes/{node}")
+    assert resp.status_code == 404
+    assert f"Node {node} could not be found." in resp.json()["error_message"]
+
+
+def owned_node(svc: Service, tokens: dict[str, str], **fields: str) -> str:
+    node = new_node(svc, tokens)
+    with as_user(svc, tokens["op-admin"]) as admin:
+        resp = admin.patch(f"/v1/nodes/{node}", json=[
+            {"op": "add", "path": f"/{k}", "value": v} for k, v in fields.items()])
+        assert resp.status_code == 200, resp.text
+    return node
+
+
+def test_a_projects_token_acts_on_the_nodes_its_project_owns(
+        service: Service, keystone: Keystone, tokens: dict[str, str]) -> None:
+    node = owned_node(service, tokens, owner=keystone.project_id("tenant-a-member"))
+    with as_user(service, tokens["tenant-a-member"]) as member:
+        assert [n["uuid"] for n in member.get("/v1/nodes").json()["nodes"]] == [node]
+        resp = member.patch(f"/v1/nodes/{node}", json=[
+            {"op": "add", "path": "/extra/rack", "value": "r7"}])
+        assert resp.status_code == 200, resp.text
+        resp = member.patch(f"/v1/nodes/{node}", json=[
+            {"op": "replace", "path": "/owner", "value": "someone-else"}])
+        assert resp.status_code == 403
+        assert "baremetal:node:update:owner" in resp.json()["error_message"]
+
+
+def test_a_lessee_projects_reader_reads_but_does_not_act(
+        service: Service, keystone: Keystone, tokens: dict[str, str]) -> None:
+    node = owned_node(service, tokens, lessee=keystone.project_id("tenant-b-reader"))
+    with as_user(service, tokens["tenant-b-reader"]) as reader:
+        assert reader.get(f"/v1/nodes/{node}").status_code == 200
+        resp = reader.put(f"/v1/nodes/{node}/states/power", json={"target": "power on"})
+        assert resp.status_code == 403
+    with as_user(service, tokens["tenant-a-member"]) as other:
+        assert other.get(f"/v1/nodes/{node}").status_code == 404
+
+
+def test_a_project_is_refused_the_systems_resources(service: Service,
+                                                    tokens: dict[str, str]) -> None:
+    with as_user(service, tokens["outsider"]) as outsider:
+        resp = outsider.get("/v1/drivers")
     assert resp.status_code == 403
-    assert "'tenant-x'" in resp.json()["error_message"]
+    assert "baremetal:driver:get" in resp.json()["error_message"]
+
+
+def test_an_unknown_path_is_404_for_a_reader_not_403(service: Service,
+                                                     tokens: dict[str, str]) -> None:
+    with as_user(service, tokens["op-reader"]) as reader:
+        assert reader.post("/v1/no-such-resource", json={}).status_code == 404
+        assert reader.delete("/v1/drivers").status_code == 405
 
 
 def test_a_token_without_any_of_our_roles_gets_403(service: Service,
@@ -150,6 +201,15 @@ def test_discoverd_wants_a_token_and_a_role_too(service: Service,
     assert anonymous.status_code == 401
     assert anonymous.headers["WWW-Authenticate"].startswith("Keystone uri=")
     assert httpx.post(url, headers={"X-Auth-Token": tokens["op-reader"]}).status_code == 403
+
+
+def test_discoverd_refuses_a_token_acting_for_one_project(service: Service,
+                                                          tokens: dict[str, str]) -> None:
+    node = new_node(service, tokens)
+    resp = httpx.post(f"{service.di_url}/v1/introspection/{node}",
+                      headers={"X-Auth-Token": tokens["outsider"]})
+    assert resp.status_code == 403
+    assert "acts for project" in resp.text
 
 
 def test_an_inspection_runs_with_both_services_authenticating_through_keystone(

@@ -9,23 +9,16 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from starlette.routing import Route
 
-from ironsight.baremetal.api import schemas, stored
+from ironsight.baremetal.api import project_scope, schemas, stored
 from ironsight.baremetal.api.base import Ctx
 from ironsight.baremetal.api.inventory_schemas import check_trait
 from ironsight.baremetal.conductor.allocations import ALLOCATIONS
 from ironsight.common.api.endpoint import endpoint
-from ironsight.common.exceptions import Invalid, IronsightError, NotAcceptable, NotFound
+from ironsight.common.exceptions import Invalid, NotAcceptable
 from ironsight.common.ids import is_uuid_like
 
 OWNER = 60  # the microversion that shows and takes `owner`
 BACKFILL = 58  # ... that takes `node` in a new allocation
-UPDATE = 57  # ... that allows PATCH
-
-
-class MethodNotAllowed(IronsightError):
-    """Ironic's answer to a write below the version that allows it."""
-
-    code = 405
 
 
 def _listed(value: Any) -> Any:
@@ -77,7 +70,8 @@ RESOURCE = stored.Resource(
     filters={"node": lambda raw: ("node_id", raw),
              "resource_class": lambda raw: ("resource_class", raw),
              "state": lambda raw: ("state", raw),
-             "owner": lambda raw: ("owner", raw)})
+             "owner": lambda raw: ("owner", raw)},
+    project_list="owner")
 
 
 def _check_name(name: Any, verb: str) -> None:
@@ -89,14 +83,8 @@ def _check_name(name: Any, verb: str) -> None:
         raise Invalid(f"Cannot {verb} allocation with invalid name '{name}'") from None
 
 
-def _gate_write(ctx: Ctx, minor: int, what: str) -> None:
-    if not ctx.at_least(minor):
-        raise MethodNotAllowed(f"The API version does not allow {what}")
-
-
 @endpoint
 async def list_allocations(ctx: Ctx) -> Any:
-    RESOURCE.gate(ctx)
     if "owner" in ctx.request.query_params and not ctx.at_least(OWNER):
         raise NotAcceptable("Request not acceptable: the owner filter needs API version "
                             f"1.{OWNER} or newer.")
@@ -105,7 +93,6 @@ async def list_allocations(ctx: Ctx) -> Any:
 
 @endpoint
 async def show_allocation(ctx: Ctx) -> Any:
-    RESOURCE.gate(ctx)
     fields = stored._parse_fields(RESOURCE, ctx, ctx.query({"fields"}).get("fields"))
     row = await ctx.deps.records.allocations.get(ctx.param("ident"))
     return 200, RESOURCE.doc(ctx, row, fields or RESOURCE.shown_fields(ctx))
@@ -113,7 +100,6 @@ async def show_allocation(ctx: Ctx) -> Any:
 
 @endpoint
 async def create_allocation(ctx: Ctx) -> Any:
-    _gate_write(ctx, RESOURCE.minor, "allocations")
     body = await ctx.body()
     if not isinstance(body, dict):
         raise Invalid("Request body must be a JSON object describing the allocation.")
@@ -129,7 +115,8 @@ async def create_allocation(ctx: Ctx) -> Any:
     if uuid is not None and (not isinstance(uuid, str) or not is_uuid_like(uuid)):
         raise Invalid(f"Expected UUID for uuid: {uuid}")
     _check_name(body.get("name"), "create")
-    values = AllocationFields.model_validate(body).model_dump()
+    values = project_scope.owned_by(ctx, AllocationFields.model_validate(body).model_dump(),
+                                    "allocation")
     if uuid is not None:
         values["uuid"] = uuid.lower()
     row = await ctx.deps.records.allocations.create(values, node)
@@ -139,7 +126,6 @@ async def create_allocation(ctx: Ctx) -> Any:
 
 @endpoint
 async def patch_allocation(ctx: Ctx) -> Any:
-    _gate_write(ctx, UPDATE, "updating allocations")
     ops = await ctx.body()
     row = await ctx.deps.records.allocations.get(ctx.param("ident"))
     current = {k: row.get(k) for k in RESOURCE.patchable}
@@ -152,21 +138,14 @@ async def patch_allocation(ctx: Ctx) -> Any:
 
 @endpoint
 async def delete_allocation(ctx: Ctx) -> Any:
-    _gate_write(ctx, RESOURCE.minor, "allocations")
     row = await ctx.deps.records.allocations.get(ctx.param("ident"))
     await ctx.deps.records.allocations.delete(row)
     return 204, None
 
 
-def _gate_node(ctx: Ctx) -> None:
-    if not ctx.at_least(RESOURCE.minor):
-        raise NotFound("The API version does not allow allocations")
-
-
 @endpoint
 async def node_allocation(ctx: Ctx) -> Any:
     """The node's allocation (Ironic: a 404 when it has none)."""
-    _gate_node(ctx)
     fields = stored._parse_fields(RESOURCE, ctx, ctx.query({"fields"}).get("fields"))
     row = await ctx.deps.records.allocations.of_node(ctx.param("node"))
     return 200, RESOURCE.doc(ctx, row, fields or RESOURCE.shown_fields(ctx))
@@ -174,7 +153,6 @@ async def node_allocation(ctx: Ctx) -> Any:
 
 @endpoint
 async def delete_node_allocation(ctx: Ctx) -> Any:
-    _gate_node(ctx)
     row = await ctx.deps.records.allocations.of_node(ctx.param("node"))
     await ctx.deps.records.allocations.delete(row)
     return 204, None

@@ -11,24 +11,28 @@ from ironsight.baremetal.api import (
     conductors,
     deploy_templates,
     inspection_rules,
+    microversions,
     node_extras,
     node_inventory,
     nodes,
     portgroups,
     ports,
+    project_scope,
     ramdisk,
     root,
     runbooks,
     volume,
 )
 from ironsight.baremetal.api.base import VERSIONS, BaremetalDeps
+from ironsight.baremetal.api.legacy_paths import LegacyPaths
 from ironsight.common.api.app import ApiSpec
 from ironsight.common.api.app import create_app as build_app
 from ironsight.common.api.errors import ironic_envelope
 from ironsight.common.api.metrics import Metrics
-from ironsight.common.auth.policy import VERSION_DOCUMENTS, AccessRules, rule
+from ironsight.common.auth.policy import READS, VERSION_DOCUMENTS, AccessRules, rule
 from ironsight.common.auth.strategy import authenticator
 
+ALL_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
 # Open without credentials: what Ironic leaves open too (version discovery, the ramdisk's
 # callbacks; those are protected by other means, see docs/security.md).
 ACCESS = AccessRules(
@@ -41,7 +45,14 @@ ACCESS = AccessRules(
                 rule({"POST", "PATCH", "PUT", "DELETE"}, r"/v1/inspection_rules(/.*)?"),
                 # ironsight's own: another service's events (POST .../changes, a node
                 # write with events that go with it, needs a member, as a PATCH does)
-                rule({"POST"}, r"/v1/nodes/[^/]+/history")))
+                rule({"POST"}, r"/v1/nodes/[^/]+/history"),
+                # Ironic's baremetal:{node,driver}:vendor_passthru: admin, listing too
+                rule(ALL_METHODS, r"/v1/(nodes|drivers)/[^/]+/vendor_passthru(/methods)?")),
+    # Ironic's baremetal:node:get_console, get_boot_device (also .../supported) and
+    # validate: a reader is refused
+    member_only=(rule(READS, r"/v1/nodes/[^/]+/states/console"),
+                 rule(READS, r"/v1/nodes/[^/]+/management/boot_device(/supported)?"),
+                 rule(READS, r"/v1/nodes/([^/]+/)?validate")))
 
 
 def _spec(deps: BaremetalDeps, metrics: Metrics | None, *, open_only: bool) -> ApiSpec:
@@ -50,20 +61,29 @@ def _spec(deps: BaremetalDeps, metrics: Metrics | None, *, open_only: bool) -> A
                    public_endpoint=conf.public_endpoint, max_body_size=conf.max_body_size,
                    max_json_depth=conf.max_json_depth, metrics=metrics,
                    authenticator=None if open_only else authenticator(deps.conf),
-                   access=ACCESS)
+                   access=ACCESS, gate=microversions.check,
+                   authorize=project_scope.authorize)
 
 
 def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette:
-    return build_app(_spec(deps, metrics, open_only=False), deps,
+    return _legacy(build_app(_spec(deps, metrics, open_only=False), deps,
                      [*root.routes, *nodes.routes, *node_extras.routes, *node_inventory.routes,
                       *ports.routes,
                       *ramdisk.routes, *chassis.routes, *portgroups.routes, *conductors.routes,
                       *deploy_templates.routes, *runbooks.routes, *volume.routes,
                       *allocations.routes, *inspection_rules.routes,
                       # last: what no other route took under a node (never a bare 404)
-                      *node_extras.fallback_routes])
+                      *node_extras.fallback_routes]))
 
 
 def create_ramdisk_app(deps: BaremetalDeps) -> Starlette:
     """Only the open endpoints, for `[api] ramdisk_host`: nothing there needs credentials."""
-    return build_app(_spec(deps, None, open_only=True), deps, [*root.routes, *ramdisk.routes])
+    return _legacy(build_app(_spec(deps, None, open_only=True), deps,
+                             [*root.routes, *ramdisk.routes]))
+
+
+def _legacy(app: Starlette) -> Starlette:
+    """Outermost: Ironic's other URL forms become the canonical path before authentication
+    and routing see the request."""
+    app.add_middleware(LegacyPaths, versions=VERSIONS)
+    return app

@@ -33,18 +33,12 @@ def _doc(ctx: Ctx, entry: HostConductor, fields: tuple[str, ...] | list[str]
     return doc
 
 
-def _gate(ctx: Ctx) -> None:
-    if not ctx.at_least(MINOR):
-        raise NotFound("Resource could not be found.")
-
-
 async def _hosts(ctx: Ctx) -> list[HostConductor]:
     timeout = dt.timedelta(seconds=ctx.deps.conf.conductor.heartbeat_timeout)
     return await ctx.deps.records.inventory.conductor_hosts(utcnow() - timeout)
 
 
 async def _list(ctx: Ctx, detail: bool) -> Any:
-    _gate(ctx)
     params = ctx.query({"fields", "limit", "marker", "sort_key", "sort_dir", "detail"})
     if params.get("detail") is not None:
         detail = parse_bool("detail", params["detail"])
@@ -79,7 +73,6 @@ async def list_conductors_detail(ctx: Ctx) -> Any:
 
 @endpoint
 async def show_conductor(ctx: Ctx) -> Any:
-    _gate(ctx)
     params = ctx.query({"fields"})
     fields = views.parse_fields(params.get("fields"), FIELDS)
     name = ctx.param("hostname")

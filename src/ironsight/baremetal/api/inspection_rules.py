@@ -29,26 +29,11 @@ from ironsight.baremetal.api.base import Ctx
 from ironsight.baremetal.discoverd_proxy import Answer, DiscoverdUnavailable
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.errors import error_message
-from ironsight.common.exceptions import IronsightError, NotFound
+from ironsight.common.exceptions import IronsightError
 
-MIN_VERSION = 96
-NOT_ALLOWED = "The API version does not allow inspection rules"
 # What follows discoverd's API root in its links: `/v1/inspection_rules...` (self, next) or
 # `/inspection_rules...` (bookmark); kept as it is after this API's own base URL.
 _TAIL = re.compile(r"(?:/v1)?/inspection_rules(?:[/?].*)?$")
-
-
-class MethodNotAllowed(IronsightError):
-    code = 405
-
-
-def _gate(ctx: Ctx) -> None:
-    """Before 1.96 the resource does not exist: reads 404, writes 405 (Ironic's answers)."""
-    if ctx.at_least(MIN_VERSION):
-        return
-    if ctx.request.method == "GET":
-        raise NotFound(NOT_ALLOWED)
-    raise MethodNotAllowed(NOT_ALLOWED)
 
 
 def rebase(href: str, base_url: str) -> str:
@@ -102,7 +87,6 @@ def _decoded(answer: Answer) -> Any:
 
 @endpoint
 async def forward(ctx: Ctx) -> Any:
-    _gate(ctx)
     proxy = ctx.deps.discoverd
     if proxy is None:
         raise DiscoverdUnavailable("This bare-metal API has no link to discoverd.")

@@ -1,5 +1,6 @@
 """Node sub-resources beyond states and management: traits (1.37), VIFs (1.28), virtual
-media (1.89), and Ironic's answers for the ones ironsight does not do (never a bare 404)."""
+media (1.89), console, indicators and vendor passthru (node_devices.py), and Ironic's answers
+for the ones ironsight does not do (never a bare 404)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from starlette.routing import Route
 
+from ironsight.baremetal.api import node_devices
 from ironsight.baremetal.api.base import Ctx
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.exceptions import (
@@ -26,13 +28,6 @@ VMEDIA_DEVICES = ("disk", "cdrom", "floppy")
 _VMEDIA_SCHEMES = ("http", "https", "nfs", "cifs", "smb")
 
 
-def _since(ctx: Ctx, minor: int, what: str) -> None:
-    """Before its microversion a sub-resource does not exist, as in Ironic (404), but
-    the answer says why."""
-    if not ctx.at_least(minor):
-        raise NotFound(f"{what} needs API version 1.{minor} or newer.")
-
-
 def check_trait(trait: Any) -> str:
     if not isinstance(trait, str) or not 1 <= len(trait) <= 255 or not (
             _TRAIT_RE.match(trait) or _STANDARD_TRAIT_RE.match(trait)):
@@ -46,7 +41,6 @@ def check_trait(trait: Any) -> str:
 
 @endpoint
 async def get_traits(ctx: Ctx) -> Any:
-    _since(ctx, 37, "Node traits")
     row = await ctx.deps.records.get_node(ctx.param("node"))
     found = await ctx.deps.records.traits_of([row["id"]])
     return 200, {"traits": found.get(row["id"], [])}
@@ -54,7 +48,6 @@ async def get_traits(ctx: Ctx) -> Any:
 
 @endpoint
 async def put_traits(ctx: Ctx) -> Any:
-    _since(ctx, 37, "Node traits")
     body = await ctx.body()
     traits = body.get("traits") if isinstance(body, dict) else None
     if not isinstance(body, dict) or set(body) != {"traits"} or not isinstance(traits, list):
@@ -69,7 +62,6 @@ async def put_traits(ctx: Ctx) -> Any:
 
 @endpoint
 async def put_trait(ctx: Ctx) -> Any:
-    _since(ctx, 37, "Node traits")
     trait = check_trait(ctx.param("trait"))
     if int(ctx.request.headers.get("content-length") or 0) and await ctx.body():
         raise Invalid("No body should be provided when adding a trait")
@@ -80,14 +72,12 @@ async def put_trait(ctx: Ctx) -> Any:
 
 @endpoint
 async def delete_traits(ctx: Ctx) -> Any:
-    _since(ctx, 37, "Node traits")
     await ctx.deps.records.change_traits(ctx.param("node"), lambda _: [])
     return 204, None
 
 
 @endpoint
 async def delete_trait(ctx: Ctx) -> Any:
-    _since(ctx, 37, "Node traits")
     trait = ctx.param("trait")
 
     def without(current: list[str]) -> list[str]:
@@ -104,7 +94,6 @@ async def delete_trait(ctx: Ctx) -> Any:
 
 @endpoint
 async def list_vifs(ctx: Ctx) -> Any:
-    _since(ctx, 28, "VIFs")
     row = await ctx.deps.records.get_node(ctx.param("node"))
     vifs = (row["driver_internal_info"] or {}).get("vifs") or []
     return 200, {"vifs": [{"id": v} for v in vifs]}
@@ -112,7 +101,6 @@ async def list_vifs(ctx: Ctx) -> Any:
 
 @endpoint
 async def attach_vif(ctx: Ctx) -> Any:
-    _since(ctx, 28, "VIFs")
     body = await ctx.body()
     vif = body.get("id") if isinstance(body, dict) else None
     if not isinstance(vif, str) or not vif:
@@ -135,7 +123,6 @@ async def attach_vif(ctx: Ctx) -> Any:
 
 @endpoint
 async def detach_vif(ctx: Ctx) -> Any:
-    _since(ctx, 28, "VIFs")
     vif = ctx.param("vif")
 
     def detach(node: dict[str, Any], current: Any) -> list[str]:
@@ -163,7 +150,6 @@ def _vmedia_capable(node: dict[str, Any], ctx: Ctx) -> None:
 
 @endpoint
 async def get_vmedia(ctx: Ctx) -> Any:
-    _since(ctx, 93, "Reading virtual media")
     row = await ctx.deps.records.get_node(ctx.param("node"))
     _vmedia_capable(row, ctx)
     return 200, {"vmedia": list((row["driver_internal_info"] or {}).get("vmedia") or [])}
@@ -171,7 +157,6 @@ async def get_vmedia(ctx: Ctx) -> Any:
 
 @endpoint
 async def attach_vmedia(ctx: Ctx) -> Any:
-    _since(ctx, 89, "Virtual media")
     body = await ctx.body()
     if not isinstance(body, dict):
         raise Invalid("Request body must be a JSON object with device_type and image_url.")
@@ -204,7 +189,6 @@ async def attach_vmedia(ctx: Ctx) -> Any:
 
 @endpoint
 async def detach_vmedia(ctx: Ctx) -> Any:
-    _since(ctx, 89, "Virtual media")
     params = ctx.query({"device_types"})
     raw = params.get("device_types")
     if raw is None and int(ctx.request.headers.get("content-length") or 0):
@@ -246,10 +230,9 @@ async def missing_setting(ctx: Ctx) -> Any:
 
 
 # Sub-resource -> the interface (as Ironic names the extension) that would serve it.
-_UNSUPPORTED = {"states/console": "console", "states/raid": "raid", "states/boot_mode":
-                "management", "states/secure_boot": "management",
-                "management/inject_nmi": "management", "management/indicators": "management",
-                "vendor_passthru": "vendor", "vendor_passthru/methods": "vendor",
+# (Console, indicators and vendor passthru: node_devices.py.)
+_UNSUPPORTED = {"states/raid": "raid", "states/boot_mode": "management",
+                "states/secure_boot": "management", "management/inject_nmi": "management",
                 "firmware/cache": "firmware", "bios/cache": "bios",
                 "children": "parent", "volume": "storage"}
 
@@ -281,9 +264,11 @@ routes = [
     Route("/v1/nodes/{node}/bios", empty_list, methods=["GET"]),
     Route("/v1/nodes/{node}/bios/{name}", missing_setting, methods=["GET"]),
     Route("/v1/nodes/{node}/firmware", empty_list, methods=["GET"]),
+    *node_devices.routes,
 ]
 # Last of all the app's routes: it answers every node sub-path no other route took.
 fallback_routes = [
     Route("/v1/nodes/{node}/{rest:path}", unsupported,
           methods=["GET", "PUT", "POST", "PATCH", "DELETE"]),
 ]
+fallback_routes[0].catch_all = True  # type: ignore[attr-defined]  # not "served": a 404

@@ -9,7 +9,6 @@ from starlette.routing import Route
 
 from ironsight.baremetal.api.base import Ctx
 from ironsight.common.api.endpoint import endpoint
-from ironsight.common.exceptions import NotFound
 
 MINOR = 81
 
@@ -18,8 +17,6 @@ MINOR = 81
 async def get_inventory(ctx: Ctx) -> Any:
     """Below 1.81 the sub-resource does not exist (404, as in Ironic, before the node is
     looked up); with no data kept, Ironic's 404; discoverd unreachable, a 503."""
-    if not ctx.at_least(MINOR):
-        raise NotFound(f"Node inventory needs API version 1.{MINOR} or newer.")
     return 200, await ctx.deps.conductor.node_inventory(ctx.param("node"))
 
 

@@ -8,8 +8,8 @@ from typing import Any
 from starlette.routing import Route
 
 from ironsight.baremetal import raid, states
-from ironsight.baremetal.api import schemas, views
-from ironsight.baremetal.api.base import Ctx, links, parse_bool, parse_limit, parse_sort
+from ironsight.baremetal.api import microversions, project_scope, schemas, views
+from ironsight.baremetal.api.base import Ctx, parse_bool, parse_limit, parse_sort
 from ironsight.baremetal.api.node_extras import check_trait
 from ironsight.baremetal.conductor.records import Change, Event
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
@@ -20,7 +20,6 @@ from ironsight.common.exceptions import (
     Invalid,
     InvalidParameterValue,
     NotAcceptable,
-    NotFound,
 )
 from ironsight.common.ids import is_uuid_like
 
@@ -94,9 +93,11 @@ def _check_version(ctx: Ctx, fields: Any) -> None:
 
 async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
     params = ctx.query(_LIST_PARAMS)
+    microversions.check_filters("nodes", params, ctx.version)
     if params.get("detail") is not None and parse_bool("detail", params["detail"]):
         detail = True
     fields = views.parse_fields(params.get("fields"), views.NODE_FIELDS)
+    _check_version(ctx, [*(fields or ()), params.get("sort_key", "id")])
     if fields is not None and detail:
         raise Invalid("Can not specify ?detail=True and fields in the same request.")
     shown = tuple(fields) if fields else (views.NODE_FIELDS if detail else views.NODE_LIST_FIELDS)
@@ -109,10 +110,15 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
             filters[key] = params[key]
     if "conductor_group" in filters:
         filters["conductor_group"] = filters["conductor_group"].lower()
+    if "shard" in filters:
+        filters["shard"] = [s for s in filters["shard"].split(",") if s]
     for key in _BOOL_FILTERS:
         if key in params:
             filters[key] = parse_bool(key, params[key])
     _other_filters(params, filters)
+    project = project_scope.list_project(ctx, params.get("owner"))
+    if project is not None:  # a project's caller: the nodes it owns or leases
+        filters["_project"] = project
 
     async def page(marker: str | None) -> list[dict[str, Any]]:
         return await ctx.deps.records.list_nodes(
@@ -120,9 +126,6 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
             sort_dir=sort_dir)
 
     if "conductor" in params:
-        if not ctx.at_least(49):
-            raise NotAcceptable("Request not acceptable: the conductor filter needs API "
-                                "version 1.49 or newer.")
         rows = await _on_conductor(ctx, page, params.get("marker"), params["conductor"], limit)
     else:
         rows = await page(params.get("marker"))
@@ -185,7 +188,7 @@ async def create_node(ctx: Ctx) -> Any:
     _check_version(ctx, [k for k, v in body.items() if v not in (None, "")])
     data = schemas.NodeCreate.model_validate(body)
     initial = states.ENROLL if ctx.at_least(11) else states.AVAILABLE
-    values = data.model_dump(exclude_none=True)
+    values = project_scope.owned_by(ctx, data.model_dump(exclude_none=True), "node")
     if data.retired and initial == states.AVAILABLE:
         raise Conflict("Node can not have 'retired' set in provision state 'available'")
     _sync_instance_name(values, None)
@@ -198,7 +201,9 @@ async def create_node(ctx: Ctx) -> Any:
 @endpoint
 async def show_node(ctx: Ctx) -> Any:
     params = ctx.query({"fields"})
+    microversions.check_filters("nodes", params, ctx.version)
     fields = views.parse_fields(params.get("fields"), views.NODE_FIELDS)
+    _check_version(ctx, fields or ())
     row = await ctx.deps.records.get_node(ctx.param("node"))
     await _with_related(ctx, [row], fields or views.NODE_FIELDS)
     if fields:
@@ -223,8 +228,13 @@ def _patch(ctx: Ctx, ops: Any) -> Change:
         elif row.get("chassis_uuid") and not ctx.at_least(25):
             raise NotAcceptable("Request not acceptable: removing a node's chassis_uuid needs "
                                 "API version 1.25 or newer.")
+        project_scope.check_node_patch(ctx, row, [k for k in new if new[k] != row.get(k)])
         _check_flags(row, new)
         _sync_instance_name(new, row)
+        if new["driver"] != row["driver"] and row.get("console_enabled"):
+            # the new driver could not stop the console the old one started (Ironic's 409)
+            raise Conflict(f"Node {ctx.param('node')} can not update the driver while the "
+                           "console is enabled. Please stop the console first.")
         return new
 
     return change
@@ -279,25 +289,27 @@ async def delete_node(ctx: Ctx) -> Any:
 
 @endpoint
 async def get_states(ctx: Ctx) -> Any:
+    """Ironic's NodeStates: the fields of the request's version, and no links."""
     row = await ctx.deps.records.get_node(ctx.param("node"))
-    return 200, {
-        "power_state": row["power_state"], "target_power_state": row["target_power_state"],
+    doc: dict[str, Any] = {
+        "console_enabled": bool(row.get("console_enabled")), "last_error": row["last_error"],
+        "power_state": row["power_state"],
         "provision_state": views.shown_state(row["provision_state"], ctx.version),
+        "target_power_state": row["target_power_state"],
         "target_provision_state": row["target_provision_state"],
         "provision_updated_at": views.iso(row["provision_updated_at"]),
-        "last_error": row["last_error"], "console_enabled": False, "raid_config": {},
-        "target_raid_config": row["target_raid_config"] or {}, "boot_mode": None,
-        "secure_boot": None,
-        "links": links(ctx.base_url, f"nodes/{row['uuid']}/states"),
     }
+    if ctx.at_least(views.FIELD_VERSIONS["raid_config"]):
+        doc.update(raid_config={}, target_raid_config=row["target_raid_config"] or {})
+    if ctx.at_least(views.FIELD_VERSIONS["boot_mode"]):
+        doc.update(boot_mode=None, secure_boot=None)
+    return 200, doc
 
 
 @endpoint
 async def set_target_raid_config(ctx: Ctx) -> Any:
     """Store the RAID configuration the node should get ({} unsets it). Only the fake RAID
     interface (fake-hardware's default) takes one: with no-raid, a 404 as in Ironic."""
-    if not ctx.at_least(12):
-        raise NotFound("Setting a target RAID configuration needs API version 1.12 or newer.")
     config = raid.check_target(await ctx.body())
 
     def change(row: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.routing import Route
 
-from ironsight.baremetal.api import stored, views
+from ironsight.baremetal.api import project_scope, stored, views
 from ironsight.baremetal.api.base import Ctx, parse_limit
 from ironsight.baremetal.api.inventory_schemas import PortgroupFields
 from ironsight.baremetal.api.schemas import normalize_mac
@@ -39,24 +39,19 @@ RESOURCE = stored.Resource(
                          "extra"}),
     ident="portgroup_ident", sub_links=("ports",),
     filters={"node": lambda raw: ("node_id", raw), "address": _address},
-    check_write=inventory.portgroup_stays, check_delete=inventory.portgroup_empty)
-
-
-def _gate_sub(ctx: Ctx) -> None:
-    if not ctx.at_least(24):
-        raise stored.NotFound("Resource could not be found.")
+    check_write=inventory.portgroup_stays, check_delete=inventory.portgroup_empty,
+    project_list="node",
+    project_create=("baremetal:portgroup:create", project_scope.Rule.OWNER_ADMIN))
 
 
 @endpoint
 async def node_portgroups(ctx: Ctx) -> Any:
-    _gate_sub(ctx)
     return await stored.list_docs(RESOURCE, ctx, detail=False,
                                   node=ctx.param("node"))
 
 
 @endpoint
 async def node_portgroups_detail(ctx: Ctx) -> Any:
-    _gate_sub(ctx)
     return await stored.list_docs(RESOURCE, ctx, detail=True,
                                   node=ctx.param("node"))
 
@@ -64,8 +59,6 @@ async def node_portgroups_detail(ctx: Ctx) -> Any:
 @endpoint
 async def portgroup_ports(ctx: Ctx) -> Any:
     """The ports of a portgroup (1.24)."""
-    _gate_sub(ctx)
-    RESOURCE.gate(ctx)
     row = await stored.get_row(RESOURCE, ctx, ctx.param("ident"))
     detail = ctx.request.url.path.endswith("/detail")
     return await list_for_portgroup(ctx, row["id"], detail)

@@ -6,14 +6,15 @@ from typing import Any
 
 from starlette.routing import Route
 
-from ironsight.baremetal.api import portgroups, schemas, views
+from ironsight.baremetal.api import microversions, portgroups, project_scope, schemas, views
 from ironsight.baremetal.api.base import Ctx, parse_bool, parse_limit, parse_sort
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
-from ironsight.common.exceptions import Invalid, NotFound
+from ironsight.common.exceptions import Conflict, Invalid, NotAcceptable, NotFound
+from ironsight.common.ids import is_uuid_like
 
 _LIST_PARAMS = {"fields", "limit", "marker", "sort_key", "sort_dir", "node", "node_uuid",
-                "address", "detail", "pxe_enabled", "portgroup"}
+                "address", "detail", "pxe_enabled", "portgroup", "shard"}
 _SORT_KEYS = {"id", "uuid", "address", "created_at", "updated_at"}
 _PATCHABLE = {"address", "node_uuid", "pxe_enabled", "local_link_connection",
               "physical_network", "extra", "portgroup_uuid"}
@@ -21,6 +22,7 @@ _PATCHABLE = {"address", "node_uuid", "pxe_enabled", "local_link_connection",
 
 async def _list(ctx: Ctx, detail: bool, node_ident: str | None = None) -> Any:
     params = ctx.query(_LIST_PARAMS)
+    microversions.check_filters("ports", params, ctx.version)
     if params.get("detail") is not None and parse_bool("detail", params["detail"]):
         detail = True
     fields = views.parse_fields(params.get("fields"), views.PORT_FIELDS)
@@ -33,6 +35,8 @@ async def _list(ctx: Ctx, detail: bool, node_ident: str | None = None) -> Any:
             filters["address"] = schemas.normalize_mac(params["address"])
         except ValueError as exc:
             raise Invalid(f"address: {exc}") from None
+    if "shard" in params:
+        filters["shard"] = [s for s in params["shard"].split(",") if s]
     if "pxe_enabled" in params:
         filters["pxe_enabled"] = parse_bool("pxe_enabled", params["pxe_enabled"])
     if "portgroup" in params:
@@ -41,6 +45,9 @@ async def _list(ctx: Ctx, detail: bool, node_ident: str | None = None) -> Any:
                 portgroups.KIND, params["portgroup"]))["id"]
         except NotFound as exc:
             raise Invalid(f"portgroup: {exc.message}") from None
+    project = project_scope.list_project(ctx, what="port")
+    if project is not None:  # a project's caller: the ports of its nodes
+        filters["project"] = project
     node = node_ident or params.get("node") or params.get("node_uuid")
     rows = await ctx.deps.records.list_ports(
         node=node, node_field=None if node_ident is not None else "node", filters=filters,
@@ -78,32 +85,72 @@ async def create_port(ctx: Ctx) -> Any:
     if not isinstance(body, dict):
         raise Invalid("Request body must be a JSON object describing the port.")
     group = body.pop("portgroup_uuid", None)
+    _check_physnet_version(ctx, body)
     data = schemas.PortCreate.model_validate(body)
     values = data.model_dump(exclude_none=True)
     node = values.pop("node_uuid")
+    await project_scope.check_create_on_node(ctx, node, "baremetal:port:create")
     if group is not None:
         values["portgroup_id"] = await _portgroup_id(ctx, group, node)
+        await _check_physnet(ctx, values["portgroup_id"], values.get("physical_network"), None)
     row = await ctx.deps.records.create_port(values, node)
     row["portgroup_uuid"] = None if group is None else await _portgroup_uuid(ctx, group)
     doc = views.port_doc(row, ctx.base_url, views.PORT_FIELDS)
     return 201, doc, {"Location": f"{ctx.base_url}/v1/ports/{row['uuid']}"}
 
 
+def _ident(ctx: Ctx) -> str:
+    """The port in the path: a UUID or a name (Ironic's args.uuid_or_name: a MAC is not)."""
+    ident = ctx.param("port")
+    if not is_uuid_like(ident) and not schemas._NAME_RE.match(ident):
+        raise Invalid(f"Expected UUID or name for port_ident: {ident}")
+    return ident
+
+
+PHYSNET = 34  # the microversion of a port's physical_network
+
+
+def _check_physnet_version(ctx: Ctx, fields: Any) -> None:
+    if "physical_network" in fields and not ctx.at_least(PHYSNET):
+        raise NotAcceptable("Request not acceptable.")
+
+
+async def _check_physnet(ctx: Ctx, group_id: int | None, physnet: str | None,
+                         port: str | None) -> None:
+    """A port joins a portgroup only on its members' physical network (Ironic's 409)."""
+    if group_id is None:
+        return
+    members = await ctx.deps.records.inventory.portgroup_ports(group_id, 1000)
+    others = {m.get("physical_network") for m in members if m["uuid"] != port}
+    if others and physnet not in others:
+        raise Conflict(
+            f"Port with physical network {physnet} cannot become a member of port group "
+            f"{members[0]['portgroup_uuid']} which has ports in physical network "
+            f"{sorted(map(str, others))[0]}.")
+
+
 @endpoint
 async def show_port(ctx: Ctx) -> Any:
     params = ctx.query({"fields"})
     fields = views.parse_fields(params.get("fields"), views.PORT_FIELDS)
-    row = await ctx.deps.records.get_port(ctx.param("port"))
+    row = await ctx.deps.records.get_port(_ident(ctx))
     return 200, views.port_doc(row, ctx.base_url, fields or views.PORT_FIELDS)
 
 
 @endpoint
 async def patch_port(ctx: Ctx) -> Any:
     ops = await ctx.body()
-    current = await ctx.deps.records.get_port(ctx.param("port"))
+    ident = _ident(ctx)
+    if isinstance(ops, list):
+        _check_physnet_version(ctx, {str(op.get("path", "")).strip("/").split("/")[0]
+                                     for op in ops if isinstance(op, dict)})
+    current = await ctx.deps.records.get_port(ident)
     wanted = schemas.apply_patch({k: current[k] for k in _PATCHABLE}, ops, _PATCHABLE)
     group = wanted["portgroup_uuid"]
     group_id = None if group is None else await _portgroup_id(ctx, group, wanted["node_uuid"])
+    if group_id is not None and (group != current["portgroup_uuid"] or wanted[
+            "physical_network"] != current["physical_network"]):
+        await _check_physnet(ctx, group_id, wanted["physical_network"], current["uuid"])
 
     def change(row: dict[str, Any]) -> dict[str, Any]:
         patched = schemas.apply_patch({k: row[k] for k in _PATCHABLE}, ops, _PATCHABLE)
@@ -114,8 +161,8 @@ async def patch_port(ctx: Ctx) -> Any:
         return {**schemas.PortFields.model_validate(patched).model_dump(),
                 "portgroup_id": group_id}
 
-    await ctx.deps.records.update_port(ctx.param("port"), change)
-    row = await ctx.deps.records.get_port(ctx.param("port"))
+    await ctx.deps.records.update_port(ident, change)
+    row = await ctx.deps.records.get_port(ident)
     return 200, views.port_doc(row, ctx.base_url, views.PORT_FIELDS)
 
 
@@ -131,7 +178,10 @@ async def _portgroup_uuid(ctx: Ctx, ident: str) -> str:
 
 @endpoint
 async def delete_port(ctx: Ctx) -> Any:
-    await ctx.deps.records.delete_port(ctx.param("port"))
+    ident = ctx.param("port")
+    if not is_uuid_like(ident):  # Ironic deletes by UUID only (args.uuid)
+        raise Invalid(f"Expected UUID for port_uuid: {ident}")
+    await ctx.deps.records.delete_port(ident)
     return 204, None
 
 

@@ -23,7 +23,7 @@ from ironsight.baremetal.conductor.agent import (
 )
 from ironsight.common.api.body import read_json
 from ironsight.common.api.endpoint import endpoint
-from ironsight.common.exceptions import Invalid, NotFound
+from ironsight.common.exceptions import Invalid
 from ironsight.common.ids import is_uuid_like
 
 # discoverd's callback token header (ironsight.discoverd.callback_token.HEADER: the bare-metal
@@ -54,8 +54,6 @@ AGENT_TOKEN = 62  # lookup hands out the agent token from 1.62
 def _limit(ctx: Ctx) -> None:
     client = ctx.request.client
     ctx.deps.ramdisk_limiter.check(client.host if client else None)
-    if not ctx.at_least(RAMDISK_ENDPOINTS):
-        raise NotFound("Resource could not be found.")
 
 
 def _agents(ctx: Ctx) -> AgentRecords:

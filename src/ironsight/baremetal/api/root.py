@@ -8,6 +8,7 @@ from typing import Any
 from starlette.routing import Route
 
 from ironsight.baremetal import raid
+from ironsight.baremetal.api import microversions
 from ironsight.baremetal.api.base import VERSIONS, Ctx, link, links
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.versions import fmt
@@ -30,17 +31,29 @@ async def root(ctx: Ctx) -> Any:
 
 @endpoint
 async def v1(ctx: Ctx) -> Any:
+    """Links to the resources the request's version has (Ironic's VERSIONED_CONTROLLERS)."""
     base = ctx.base_url
-    return 200, {
+    doc: dict[str, Any] = {
         "id": "v1",
         "links": [link(base, "v1/"), {"href": "https://docs.openstack.org/ironic/latest/",
                                       "rel": "describedby", "type": "text/html"}],
         "media_types": [{"base": "application/json",
                          "type": "application/vnd.openstack.ironic.v1+json"}],
-        "nodes": links(base, "nodes"), "ports": links(base, "ports"),
-        "drivers": links(base, "drivers"),
+        "chassis": links(base, "chassis"), "nodes": links(base, "nodes"),
+        "ports": links(base, "ports"), "drivers": links(base, "drivers"),
         "version": _version_doc(ctx),
     }
+    for name in microversions.resource_links(ctx.version):
+        doc.setdefault(name, links(base, name))
+    return 200, doc
+
+
+@endpoint
+async def list_shards(ctx: Ctx) -> Any:
+    """Each shard and how many nodes it has, most first; the nodes in none count under
+    "None", as in Ironic."""
+    counts = await ctx.deps.records.shard_counts()
+    return 200, {"shards": [{"name": str(name), "count": count} for name, count in counts]}
 
 
 async def _hosts_by_driver(ctx: Ctx) -> dict[str, list[str]]:
@@ -107,8 +120,6 @@ async def driver_properties(ctx: Ctx) -> Any:
 async def raid_logical_disk_properties(ctx: Ctx) -> Any:
     """What a logical disk of a target RAID configuration may say, for the hardware types
     whose default RAID interface takes one (fake-hardware's `fake`); else 404, as Ironic."""
-    if not ctx.at_least(12):
-        raise NotFound("RAID logical disk properties need API version 1.12 or newer.")
     name = _known(ctx)
     drv = ctx.deps.conductor.drivers.get(name)
     if drv is None or drv.interface_names().get("raid") != raid.STORING_INTERFACE:
@@ -120,6 +131,7 @@ routes = [
     Route("/", root, methods=["GET"]),
     Route("/v1", v1, methods=["GET"]),
     Route("/v1/", v1, methods=["GET"]),
+    Route("/v1/shards", list_shards, methods=["GET"]),
     Route("/v1/drivers", list_drivers, methods=["GET"]),
     Route("/v1/drivers/{driver}", show_driver, methods=["GET"]),
     Route("/v1/drivers/{driver}/properties", driver_properties, methods=["GET"]),

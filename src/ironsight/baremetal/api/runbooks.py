@@ -14,7 +14,7 @@ from ironsight.baremetal.api.inventory_schemas import RunbookFields, check_trait
 from ironsight.baremetal.api.node_extras import check_trait as check_api_trait
 from ironsight.baremetal.conductor import inventory
 from ironsight.common.api.endpoint import endpoint
-from ironsight.common.exceptions import Invalid, NotFound
+from ironsight.common.exceptions import Invalid
 
 KIND = inventory.RUNBOOKS
 TRAITS_MINOR = 112
@@ -41,13 +41,7 @@ RESOURCE = stored.Resource(
                          "description", "extra"}),
     ident="runbook_ident",
     output_only=frozenset({"traits"}),
-    check_values=_check_name)
-
-
-def _gate(ctx: Ctx) -> None:
-    RESOURCE.gate(ctx)
-    if not ctx.at_least(TRAITS_MINOR):
-        raise NotFound("The API version does not allow runbook traits")
+    check_values=_check_name, project_list="owner_or_public")
 
 
 async def _change(ctx: Ctx, change: Any) -> None:
@@ -59,14 +53,12 @@ async def _change(ctx: Ctx, change: Any) -> None:
 
 @endpoint
 async def get_traits(ctx: Ctx) -> Any:
-    _gate(ctx)
     row = await stored.get_row(RESOURCE, ctx, ctx.param("ident"))
     return 200, {"traits": list(row["traits"] or [])}
 
 
 @endpoint
 async def put_traits(ctx: Ctx) -> Any:
-    _gate(ctx)
     body = await ctx.body()
     traits = body.get("traits") if isinstance(body, dict) else None
     if not isinstance(body, dict) or set(body) != {"traits"} or not isinstance(traits, list):
@@ -81,7 +73,6 @@ async def put_traits(ctx: Ctx) -> Any:
 
 @endpoint
 async def put_trait(ctx: Ctx) -> Any:
-    _gate(ctx)
     trait = check_api_trait(ctx.param("trait"))
     if int(ctx.request.headers.get("content-length") or 0) and await ctx.body():
         raise Invalid("No body should be provided when adding a trait")
@@ -92,7 +83,6 @@ async def put_trait(ctx: Ctx) -> Any:
 
 @endpoint
 async def delete_traits(ctx: Ctx) -> Any:
-    _gate(ctx)
     await _change(ctx, lambda _: [])
     return 204, None
 
@@ -100,7 +90,6 @@ async def delete_traits(ctx: Ctx) -> Any:
 @endpoint
 async def delete_trait(ctx: Ctx) -> Any:
     """Removing a trait the runbook does not have is a no-op (Ironic 39: 204)."""
-    _gate(ctx)
     trait = ctx.param("trait")
     await _change(ctx, lambda cur: [t for t in cur if t != trait])
     return 204, None

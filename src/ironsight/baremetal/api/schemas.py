@@ -251,6 +251,34 @@ def _patch_error(op: dict[str, Any], reason: str) -> Invalid:
     return Invalid(f"Couldn't apply patch '{shown}'. Reason: {reason}")
 
 
+def _index(items: list[Any], part: str, op: JsonDict, upto: int) -> int:
+    """An array index of a patch path: digits, at most `upto`."""
+    if not part.isdigit() or (len(part) > 1 and part.startswith("0")):
+        raise _patch_error(op, f"'{part}' is not a valid index of a list")
+    index = int(part)
+    if index > upto:
+        raise _patch_error(op, f"can't {op.get('op')} outside of list")
+    return index
+
+
+def _child(parent: Any, part: str, op: JsonDict, kind: str) -> Any:
+    if isinstance(parent, list):
+        return parent[_index(parent, part, op, len(parent) - 1)]
+    if not isinstance(parent, dict) or part not in parent:
+        raise Invalid(f"Can't {kind} '{op['path']}': '{part}' does not exist")
+    return parent[part]
+
+
+def _patch_list(items: list[Any], part: str, op: JsonDict, kind: str) -> None:
+    if kind == "add":
+        items.insert(len(items) if part == "-" else _index(items, part, op, len(items)),
+                     op["value"])
+    elif kind == "replace":
+        items[_index(items, part, op, len(items) - 1)] = op["value"]
+    else:
+        del items[_index(items, part, op, len(items) - 1)]
+
+
 def apply_patch(doc: JsonDict, ops: Any, patchable: set[str]) -> JsonDict:
     """Apply `ops` to a copy of `doc`; only top-level keys in `patchable` may change."""
     if not isinstance(ops, list) or not ops:
@@ -272,10 +300,11 @@ def apply_patch(doc: JsonDict, ops: Any, patchable: set[str]) -> JsonDict:
             raise Invalid(f"Patch operation {kind} on '{op['path']}' needs a value")
         parent: Any = result
         for part in parts[:-1]:
-            if not isinstance(parent, dict) or part not in parent:
-                raise Invalid(f"Can't {kind} '{op['path']}': '{part}' does not exist")
-            parent = parent[part]
+            parent = _child(parent, part, op, kind)
         last = parts[-1]
+        if isinstance(parent, list):  # RFC 6902 on an array (a template's steps, say)
+            _patch_list(parent, last, op, kind)
+            continue
         if not isinstance(parent, dict):
             raise Invalid(f"Can't {kind} '{op['path']}': its parent is not an object")
         if kind == "remove":

@@ -11,12 +11,12 @@ from typing import Any
 from pydantic import BaseModel
 from starlette.routing import Route
 
-from ironsight.baremetal.api import schemas, views
+from ironsight.baremetal.api import project_scope, schemas, views
 from ironsight.baremetal.api.base import Ctx, links, parse_bool, parse_limit, parse_sort
 from ironsight.baremetal.conductor.inventory import Check, Kind
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
-from ironsight.common.exceptions import Invalid, NotFound
+from ironsight.common.exceptions import Invalid
 from ironsight.common.ids import is_uuid_like
 
 Row = dict[str, Any]
@@ -51,11 +51,11 @@ class Resource:
     output_only: frozenset[str] = frozenset()
     # version-dependent checks of a new or patched resource's values (say, runbook names)
     check_values: Callable[[Ctx, Row], None] | None = None
-
-    def gate(self, ctx: Ctx) -> None:
-        """Below the version that introduced it, the resource does not exist (Ironic: 404)."""
-        if not ctx.at_least(self.minor):
-            raise NotFound(f"The API version does not allow {self.collection.replace('_', ' ')}")
+    # what a project's caller sees in the list: "node" (the resources of its nodes), "owner"
+    # (its own), "owner_or_public" (its own and the public ones); None: the system's only
+    project_list: str | None = None
+    # a project's caller creating one on a node: Ironic's policy name and rule
+    project_create: tuple[str, project_scope.Rule] | None = None
 
     def shown_fields(self, ctx: Ctx) -> list[str]:
         return [f for f, minor in self.fields.items() if ctx.at_least(minor)]
@@ -84,7 +84,6 @@ def _parse_fields(res: Resource, ctx: Ctx, raw: str | None) -> list[str] | None:
 
 async def list_docs(res: Resource, ctx: Ctx, detail: bool, node: str | None = None,
                     key: str | None = None) -> Any:
-    res.gate(ctx)
     params = ctx.query({"fields", "limit", "marker", "sort_key", "sort_dir", "detail",
                         *res.filters})
     if params.get("detail") is not None and parse_bool("detail", params["detail"]):
@@ -108,6 +107,9 @@ async def list_docs(res: Resource, ctx: Ctx, detail: bool, node: str | None = No
                 node, node_field = value, "node"
             else:
                 filters[column] = value
+    project = project_scope.list_project(ctx, what=res.kind.what.lower().replace(" ", "_"))
+    if project is not None:
+        filters[f"_{res.project_list}"] = project
     rows = await ctx.deps.records.inventory.list_rows(
         res.kind, filters=filters, node=node, node_field=node_field, limit=limit,
         marker=marker, sort_key=sort_key, sort_dir=sort_dir)
@@ -142,7 +144,6 @@ def build(res: Resource) -> list[Route]:
 
     @endpoint
     async def show(ctx: Ctx) -> Any:
-        res.gate(ctx)
         params = ctx.query({"fields"})
         fields = _parse_fields(res, ctx, params.get("fields"))
         row = await get_row(res, ctx, ctx.param("ident"))
@@ -150,7 +151,6 @@ def build(res: Resource) -> list[Route]:
 
     @endpoint
     async def create(ctx: Ctx) -> Any:
-        res.gate(ctx)
         body = await ctx.body()
         if not isinstance(body, dict):
             raise Invalid(f"Request body must be a JSON object describing the "
@@ -161,6 +161,11 @@ def build(res: Resource) -> list[Route]:
         values = validated(res, {k: v for k, v in body.items() if k != "uuid"})
         if res.check_values is not None:
             res.check_values(ctx, values)
+        if res.project_create is not None:
+            policy, rule = res.project_create
+            await project_scope.check_create_on_node(ctx, values.get("node_uuid"), policy, rule)
+        elif res.project_list in ("owner", "owner_or_public"):  # a runbook: its own
+            values = project_scope.owned_by(ctx, values, "runbook")
         if body.get("uuid") is not None:
             if not is_uuid_like(str(body["uuid"])):
                 raise Invalid(f"Expected UUID for uuid: {body['uuid']}")
@@ -171,7 +176,6 @@ def build(res: Resource) -> list[Route]:
 
     @endpoint
     async def patch(ctx: Ctx) -> Any:
-        res.gate(ctx)
         ops = await ctx.body()
         row = await get_row(res, ctx, ctx.param("ident"))
         current = {k: row.get(k) for k in res.patchable}
@@ -185,7 +189,6 @@ def build(res: Resource) -> list[Route]:
 
     @endpoint
     async def delete(ctx: Ctx) -> Any:
-        res.gate(ctx)
         row = await get_row(res, ctx, ctx.param("ident"))
         await ctx.deps.records.inventory.delete(res.kind, row, res.check_delete)
         return 204, None

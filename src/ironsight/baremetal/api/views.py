@@ -62,7 +62,7 @@ _DATES = ("provision_updated_at", "inspection_started_at", "inspection_finished_
           "created_at", "updated_at")
 # Fields ironsight has no use for: always the value Ironic shows when unused.
 _CONSTANT: dict[str, Any] = {
-    "fault": None, "console_enabled": False, "raid_config": {}, "boot_mode": None,
+    "fault": None, "raid_config": {}, "boot_mode": None,
     "secure_boot": None, "health": None,
 }
 # Stored as NULL when empty, shown as an empty object.

@@ -7,12 +7,11 @@ from typing import Any
 
 from starlette.routing import Route
 
-from ironsight.baremetal.api import stored
+from ironsight.baremetal.api import project_scope, stored
 from ironsight.baremetal.api.base import Ctx, links
 from ironsight.baremetal.api.inventory_schemas import VolumeConnectorFields, VolumeTargetFields
 from ironsight.baremetal.conductor import inventory
 from ironsight.common.api.endpoint import endpoint
-from ironsight.common.exceptions import NotFound
 
 MINOR = 32
 
@@ -25,7 +24,11 @@ CONNECTORS = stored.Resource(
     sort_keys=frozenset({"id", "uuid", "type", "connector_id", "created_at", "updated_at"}),
     model=VolumeConnectorFields,
     patchable=frozenset({"node_uuid", "type", "connector_id", "extra"}),
-    ident="connector_uuid", filters={"node": lambda raw: ("node_id", raw)})
+    ident="connector_uuid", filters={"node": lambda raw: ("node_id", raw)},
+    check_write=inventory.volume_node_off("connector", deleting=False),
+    check_delete=inventory.volume_node_off("connector", deleting=True),
+    project_list="node",
+    project_create=("baremetal:volume:create", project_scope.Rule.OWNER_LESSEE_ADMIN))
 
 TARGETS = stored.Resource(
     kind=inventory.VOLUME_TARGETS,
@@ -39,17 +42,15 @@ TARGETS = stored.Resource(
     model=VolumeTargetFields,
     patchable=frozenset({"node_uuid", "volume_type", "properties", "boot_index",
                          "volume_id", "extra"}),
-    ident="target_uuid", filters={"node": lambda raw: ("node_id", raw)})
-
-
-def _gate(ctx: Ctx) -> None:
-    if not ctx.at_least(MINOR):
-        raise NotFound("Resource could not be found.")
+    ident="target_uuid", filters={"node": lambda raw: ("node_id", raw)},
+    check_write=inventory.volume_node_off("target", deleting=False),
+    check_delete=inventory.volume_node_off("target", deleting=True),
+    project_list="node",
+    project_create=("baremetal:volume:create", project_scope.Rule.OWNER_LESSEE_ADMIN))
 
 
 @endpoint
 async def volume_root(ctx: Ctx) -> Any:
-    _gate(ctx)
     base = ctx.base_url
     return 200, {"links": links(base, "volume"),
                  "connectors": links(base, "volume/connectors"),
@@ -58,7 +59,6 @@ async def volume_root(ctx: Ctx) -> Any:
 
 @endpoint
 async def node_volume_root(ctx: Ctx) -> Any:
-    _gate(ctx)
     base, node = ctx.base_url, ctx.param("node")
     return 200, {"links": links(base, f"nodes/{node}/volume"),
                  "connectors": links(base, f"nodes/{node}/volume/connectors"),

@@ -81,6 +81,31 @@ async def portgroup_empty(conn: Conn, row: Row | None, values: Row) -> None:
                       f"{row['uuid']} contains ports.")
 
 
+# Ironic's DELETE_ALLOWED_STATES: a volume resource of a node in one of them may go powered on
+_DELETE_ALLOWED = frozenset({"available", "manageable", "enroll", "adopt failed", None})
+
+
+def volume_node_off(what: str, deleting: bool) -> Check:
+    """A node's volume connector or target changes only while the node is powered off (a
+    deletion also in a state where the node could be deleted), as Ironic's conductor checks."""
+
+    async def check(conn: Conn, row: Row | None, values: Row) -> None:
+        if row is None:  # a new one: no condition
+            return
+        found = (await conn.execute(
+            select(nodes.c.uuid, nodes.c.power_state, nodes.c.provision_state)
+            .where(nodes.c.id == row["node_id"]))).mappings().first()
+        if found is None or found["power_state"] == "power off":
+            return
+        if deleting and found["provision_state"] in _DELETE_ALLOWED:
+            return
+        action = f"volume {what} {'deletion' if deleting else 'update'}"
+        raise Invalid(f'The requested action "{action}" can not be performed on node '
+                      f'"{found["uuid"]}" while it is in state "{found["power_state"]}".')
+
+    return check
+
+
 class Inventory:
     def __init__(self, db: Database) -> None:
         self.db = db

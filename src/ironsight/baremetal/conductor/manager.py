@@ -18,7 +18,13 @@ from ironsight.baremetal.conductor.hosts import host_of
 from ironsight.baremetal.conductor.inspection import Inspection
 from ironsight.baremetal.conductor.records import Records
 from ironsight.baremetal.conductor.task import NodeTask, TaskManager
-from ironsight.baremetal.drivers.base import BOOT_DEVICES
+from ironsight.baremetal.drivers.base import (
+    BOOT_DEVICES,
+    Driver,
+    NodeContext,
+    VendorMethod,
+    vendor_method,
+)
 from ironsight.baremetal.drivers.loader import DriverSet
 from ironsight.baremetal.secrets import DriverSecrets, SecretUnreadable
 from ironsight.common.config import Config
@@ -200,6 +206,120 @@ class Conductor:
         return self.drivers.for_node(node).management.supported_boot_devices(
             self.secrets.context(node))
 
+    # --- console, indicators, vendor passthru (Ironic's fake-hardware has all three) -------
+
+    async def set_console_mode(self, ident: str, enabled: bool) -> None:
+        """Start or stop the node's console in a worker, which records `console_enabled`
+        once the console interface is done (Ironic's set_console_mode: nothing happens when
+        the console is so already, and no lock is taken)."""
+        node = await self.records.get_node(ident)
+        self.drivers.for_node(node).console_for(node).validate(self.secrets.context(node))
+        if bool(node["console_enabled"]) == enabled:
+            return
+        async with self.tasks.locked(ident) as task:
+            console = self.drivers.for_node(task.node).console_for(task.node)
+            console.validate(task.context)
+            if bool(task.node["console_enabled"]) == enabled:
+                return
+            self.workers.check_free()
+            await task.save(None, last_error=None)
+            task.spawn(lambda t: self._set_console(t, enabled), "console")
+
+    async def _set_console(self, task: NodeTask, enabled: bool) -> None:
+        console = self.drivers.for_node(task.node).console_for(task.node)
+        try:
+            if enabled:
+                await console.start_console(task.context)
+            else:
+                await console.stop_console(task.context)
+        except IronsightError as exc:
+            msg = (f"Error {'enabling' if enabled else 'disabling'} the console on node "
+                   f"{task.uuid}. Reason: {exc}")
+            LOG.error("Node %s: %s", task.uuid, msg)
+            await task.save(msg, severity="ERROR", event_type="console", release=True,
+                            last_error=msg)
+            return
+        await task.save(f"Console {'enabled' if enabled else 'disabled'}",
+                        event_type="console", release=True, console_enabled=enabled,
+                        last_error=None)
+
+    async def get_console(self, ident: str) -> dict[str, Any] | None:
+        """How to reach the node's console; None while it is not enabled (whatever the
+        console interface, as Ironic answers)."""
+        node = await self.records.get_node(ident)
+        if not node["console_enabled"]:
+            return None
+        console = self.drivers.for_node(node).console_for(node)
+        ctx = self.secrets.context(node)
+        console.validate(ctx)
+        return await console.get_console(ctx)
+
+    async def supported_indicators(self, ident: str) -> dict[str, dict[str, Any]]:
+        node = await self.records.get_node(ident)
+        driver, ctx = self.drivers.for_node(node), self.secrets.context(node)
+        driver.management.validate(ctx)
+        return await driver.management.supported_indicators(ctx)
+
+    async def get_indicator_state(self, ident: str, component: str, indicator: str) -> str:
+        node = await self.records.get_node(ident)
+        driver, ctx = self.drivers.for_node(node), self.secrets.context(node)
+        driver.management.validate(ctx)
+        return await driver.management.get_indicator_state(ctx, component, indicator)
+
+    async def set_indicator_state(self, ident: str, component: str, indicator: str,
+                                  state: str) -> None:
+        async with self.tasks.locked(ident) as task:
+            management = self.drivers.for_node(task.node).management
+            management.validate(task.context)
+            await management.set_indicator_state(task.context, component, indicator, state)
+
+    async def vendor_methods(self, ident: str) -> dict[str, dict[str, Any]]:
+        node = await self.records.get_node(ident)
+        vendor = self.drivers.for_node(node).vendor_for(node)
+        found = vendor.methods() if vendor is not None else {}
+        return {name: m.metadata() for name, m in sorted(found.items())}
+
+    async def vendor_passthru(self, ident: str, method: str, http_method: str,
+                              args: dict[str, Any]) -> tuple[bool, Any]:
+        """Call a node's vendor method: (True, None) once an asynchronous one is handed to a
+        worker, (False, what it returned) for a synchronous one. A method that requires the
+        exclusive lock is checked and run under the node's lock (a worker holds it to the
+        end); the others without it, as Ironic's shared lock does."""
+        node = await self.records.get_node(ident)
+        vendor = self.drivers.for_node(node).vendor_for(node)
+        found = vendor_method(vendor, method, http_method)
+        assert vendor is not None  # vendor_method found none without one
+        if not found.require_exclusive_lock:
+            ctx = self.secrets.context(node)
+            vendor.validate(ctx, method, args)
+            if not found.async_call:
+                return False, await found.run(ctx, args)
+            self.workers.check_free()
+            self.workers.spawn(lambda: self._vendor_call(found, ctx, args),
+                               name=f"vendor:{node['uuid']}")
+            return True, None
+        async with self.tasks.locked(ident) as task:
+            vendor = self.drivers.for_node(task.node).vendor_for(task.node)
+            found = vendor_method(vendor, method, http_method)
+            assert vendor is not None
+            vendor.validate(task.context, method, args)
+            if not found.async_call:
+                return False, await found.run(task.context, args)
+            self.workers.check_free()
+            ctx = task.context
+            task.spawn(lambda _t: self._vendor_call(found, ctx, args), "vendor")
+            return True, None
+
+    @staticmethod
+    async def _vendor_call(found: VendorMethod, ctx: NodeContext,
+                           args: dict[str, Any]) -> None:
+        """An asynchronous vendor call: its failure is logged (nobody waits for it), and
+        leaves the node as it was, as in Ironic."""
+        try:
+            await found.run(ctx, args)
+        except Exception:
+            LOG.exception("Node %s: vendor passthru method %s failed", ctx.uuid, found.name)
+
     def validate(self, node: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """Per-interface validation result, as `GET /v1/nodes/{n}/validate` shows it."""
         result: dict[str, dict[str, Any]] = {}
@@ -214,6 +334,8 @@ class Conductor:
             if driver is None:
                 result[iface] = {"result": False,
                                  "reason": f"Driver {node['driver']} is not loaded"}
+            elif iface == "console":
+                result[iface] = self._validate_console(driver, node, ctx)
             elif impl is None and iface in driver.hw.interface_names and iface != "inspect":
                 # Declared by the hardware type but with nothing to check (boot, deploy:
                 # deployment is out of scope), as Ironic's fake interfaces validate.
@@ -229,6 +351,16 @@ class Conductor:
                 except IronsightError as exc:
                     result[iface] = {"result": False, "reason": str(exc)}
         return result
+
+    @staticmethod
+    def _validate_console(driver: Driver, node: dict[str, Any],
+                          ctx: NodeContext) -> dict[str, Any]:
+        """A node without a console (no-console) fails its check, as in Ironic."""
+        try:
+            driver.console_for(node).validate(ctx)
+        except IronsightError as exc:
+            return {"result": False, "reason": str(exc)}
+        return {"result": True}
 
     async def stop(self) -> None:
         await self.workers.drain(timeout=self.conf.DEFAULT.graceful_shutdown_timeout)

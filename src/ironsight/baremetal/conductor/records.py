@@ -90,6 +90,10 @@ class Records:
                                           limit=limit, marker=marker, sort_key=sort_key,
                                           sort_dir=sort_dir)
 
+    async def shard_counts(self) -> list[tuple[str | None, int]]:
+        async with self.db.read() as conn:
+            return await dbapi.shard_counts(conn)
+
     async def create_node(self, values: Row, initial_state: str) -> Row:
         self.check_driver(values["driver"], values)
         values["driver_info"] = self.tasks.secrets.seal(values.get("driver_info"))
@@ -128,6 +132,8 @@ class Records:
                     if new[key] == row[key]:
                         new[key] = None
                 self.check_driver(new["driver"], new)
+            elif any(not new.get(key) for key in INTERFACE_FIELDS):
+                self.check_driver(new["driver"], new)  # removed: the hardware type's default
             if new["driver_info"] != row["driver_info"]:
                 new["driver_info"] = self.tasks.secrets.seal(new["driver_info"],
                                                              row["driver_info"])

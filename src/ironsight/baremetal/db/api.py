@@ -7,7 +7,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, exists, false, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, exists, false, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -255,14 +255,28 @@ async def list_nodes(conn: Conn, *, columns: Sequence[Any], filters: Row,
                 chassis.c.uuid == value).scalar_subquery())
         elif key == "description_contains":
             conds.append(nodes.c.description.contains(value, autoescape=True))
-        elif key == "project":
+        elif key in ("project", "_project"):  # _project: the caller's, besides ?project=
             conds.append(or_(nodes.c.owner == value, nodes.c.lessee == value))
         elif key == "fault":
             conds.append(false())  # no node has one: nothing records faults
+        elif key == "shard":  # a list (Ironic's string_list): any of them
+            conds.append(nodes.c.shard.in_(list(value)))
         else:
             conds.append(NODE_COLUMNS[key] == value)
     return await _page(conn, nodes, select(*columns), conds, limit=limit, marker=marker,
                        sort_key=sort_key, sort_dir=sort_dir, what="node")
+
+
+def project_nodes(project: str) -> Any:
+    """The IDs of the nodes a project owns or leases (a subquery)."""
+    return select(nodes.c.id).where(or_(nodes.c.owner == project, nodes.c.lessee == project))
+
+
+async def shard_counts(conn: Conn) -> list[tuple[str | None, int]]:
+    """How many nodes each shard has (None: the nodes in none), most first."""
+    query = select(nodes.c.shard, func.count()).group_by(nodes.c.shard)
+    found = [(shard, int(count)) for shard, count in await conn.execute(query)]
+    return sorted(found, key=lambda item: (-item[1], item[0] or ""))
 
 
 async def update_node(conn: Conn, node_id: int, values: Row) -> None:
@@ -384,7 +398,13 @@ async def list_ports(conn: Conn, *, filters: Row, limit: int, marker: str | None
         result = await conn.execute(_PORTS_OF_NODE, {"node_id": filters["node_id"],
                                                      "limit": limit})
         return [dict(r) for r in result.mappings()]
-    conds = [PORT_COLUMNS[key] == value for key, value in filters.items()]
+    conds = [PORT_COLUMNS[key] == value for key, value in filters.items()
+             if key not in ("shard", "project")]
+    if "shard" in filters:  # the ports of the nodes in any of these shards
+        conds.append(ports.c.node_id.in_(
+            select(nodes.c.id).where(nodes.c.shard.in_(list(filters["shard"])))))
+    if "project" in filters:  # the ports of the nodes the project owns or leases
+        conds.append(ports.c.node_id.in_(project_nodes(filters["project"])))
     return await _page(conn, ports, _PORT_SELECT, conds, limit=limit, marker=marker,
                        sort_key=sort_key, sort_dir=sort_dir, what="port")
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Table, delete, insert, select, update
+from sqlalchemy import Table, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.baremetal.db import api as dbapi
@@ -80,7 +80,14 @@ async def list_(conn: Conn, kind: Kind, *, filters: Row, limit: int, marker: str
                 sort_key: str, sort_dir: str) -> list[Row]:
     t = kind.table
     conds = [t.c[key].is_(None) if value is None else t.c[key] == value
-             for key, value in filters.items()]
+             for key, value in filters.items() if not key.startswith("_")]
+    # a project's caller (baremetal/api/project_scope.py): what its nodes have, what it owns
+    if "_node" in filters:
+        conds.append(t.c.node_id.in_(dbapi.project_nodes(filters["_node"])))
+    if "_owner" in filters:
+        conds.append(t.c.owner == filters["_owner"])
+    if "_owner_or_public" in filters:
+        conds.append(or_(t.c.owner == filters["_owner_or_public"], t.c.public.is_(True)))
     if marker is not None and not is_uuid_like(marker):
         raise InvalidParameterValue(f"marker: {kind.what} {marker} could not be found.")
     return await dbapi._page(conn, t, kind.select(), conds, limit=limit, marker=marker,

@@ -86,6 +86,8 @@ nodes = Table(
     Column("allocation_id", Integer, nullable=True),
     # 0008_target_raid_config: the RAID configuration asked for (NULL: none, shown as {})
     Column("target_raid_config", JSON, nullable=True),
+    # 0009_console_enabled: the console runs (set by the conductor, asked by the API)
+    Column("console_enabled", Boolean, nullable=False, default=False, server_default=false()),
     Index("bm_nodes_provision_state_idx", "provision_state", "provision_updated_at"),
     Index("bm_nodes_reservation_idx", "reservation"),
     Index("bm_nodes_power_sync_idx", "driver", "power_synced_at"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -99,6 +99,95 @@ class ManagementInterface(BaseInterface):
     @abc.abstractmethod
     async def get_boot_device(self, node: NodeContext) -> dict[str, Any]:
         """{'boot_device': 'pxe'|'disk'|None, 'persistent': bool|None}"""
+
+    # Indicators (LEDs, API 1.63): none unless an interface has them, as in Ironic, whose
+    # answer names the missing method.
+
+    async def supported_indicators(self, node: NodeContext) -> dict[str, dict[str, Any]]:
+        """{component: {indicator: {'readonly': bool, 'states': [...]}}}"""
+        raise _unsupported(node, "get_supported_indicators")
+
+    async def get_indicator_state(self, node: NodeContext, component: str,
+                                  indicator: str) -> str:
+        """The indicator's state ('on', 'off', 'blinking' or 'unknown'); InvalidParameterValue
+        naming an unknown component or indicator."""
+        raise _unsupported(node, "get_indicator_state")
+
+    async def set_indicator_state(self, node: NodeContext, component: str, indicator: str,
+                                  state: str) -> None:
+        raise _unsupported(node, "set_indicator_state")
+
+
+def _unsupported(node: NodeContext, what: str) -> UnsupportedDriverExtension:
+    return UnsupportedDriverExtension(
+        f"Driver {node.driver} does not support {what} (disabled or not implemented).")
+
+
+class ConsoleInterface(BaseInterface):
+    """A node's remote (serial) console. The conductor records whether it is enabled
+    (`console_enabled`); the interface only starts, stops and describes it."""
+
+    name: ClassVar[str]
+
+    @abc.abstractmethod
+    async def start_console(self, node: NodeContext) -> None:
+        """Start the console; no error if it runs already."""
+
+    @abc.abstractmethod
+    async def stop_console(self, node: NodeContext) -> None:
+        """Stop the console; no error if it is stopped."""
+
+    @abc.abstractmethod
+    async def get_console(self, node: NodeContext) -> dict[str, Any]:
+        """How a client reaches the running console (Ironic's `console_info`)."""
+
+
+@dataclass(frozen=True)
+class VendorMethod:
+    """One vendor passthru method, described as `GET .../vendor_passthru/methods` shows it.
+    `run(node, args)` gets the call's body (already checked by the interface's `validate`)
+    and returns what a synchronous call answers."""
+
+    name: str
+    run: Callable[[NodeContext, Mapping[str, Any]], Awaitable[Any]]
+    http_methods: tuple[str, ...] = ("POST",)
+    async_call: bool = True  # 202 at once, run in a worker; else 200 with what it returns
+    description: str = ""
+    attach: bool = False
+    require_exclusive_lock: bool = True
+
+    def metadata(self) -> dict[str, Any]:
+        return {"http_methods": list(self.http_methods), "async": self.async_call,
+                "description": self.description, "attach": self.attach,
+                "require_exclusive_lock": self.require_exclusive_lock}
+
+
+def vendor_method(vendor: VendorInterface | None, name: str,
+                  http_method: str) -> VendorMethod:
+    """The method a call names, or Ironic's 400 for an unknown one (every name, without a
+    vendor interface) or HTTP verb."""
+    found = vendor.methods().get(name) if vendor is not None else None
+    if found is None:
+        raise InvalidParameterValue(f"No handler for method {name}")
+    if http_method.upper() not in found.http_methods:
+        raise InvalidParameterValue(
+            f"The method {name} does not support HTTP {http_method.upper()}")
+    return found
+
+
+class VendorInterface(BaseInterface):
+    """Vendor passthru: named methods a node's driver adds to the API."""
+
+    name: ClassVar[str]
+
+    def methods(self) -> Mapping[str, VendorMethod]:
+        """The node methods, by name (none by default)."""
+        return {}
+
+    def validate(self, node: NodeContext, method: str | None = None,
+                 args: Mapping[str, Any] | None = None) -> None:
+        """Without `method`: the node's driver_info. With it: the call's arguments, raising
+        MissingParameterValue or InvalidParameterValue naming the argument."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +347,11 @@ class HardwareType:
     # Whether the provision verbs beyond inspection (deploy, clean, rescue, service, adopt)
     # run on this type: instantly, as Ironic's fake interfaces do.
     provisions: bool = False
+    # The console and vendor implementations a node may choose (its console_interface,
+    # vendor_interface), by name; a name accepted but not here (no-console, no-vendor) has
+    # none.
+    consoles: Mapping[str, Callable[[Config], ConsoleInterface]] = field(default_factory=dict)
+    vendors: Mapping[str, Callable[[Config], VendorInterface]] = field(default_factory=dict)
 
 
 @dataclass
@@ -268,10 +362,32 @@ class Driver:
     power: PowerInterface
     management: ManagementInterface
     inspect: InspectInterface | None
+    consoles: Mapping[str, ConsoleInterface] = field(default_factory=dict)
+    vendors: Mapping[str, VendorInterface] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, hw: HardwareType, conf: Config) -> Driver:
+        return cls(hw=hw, power=hw.power(conf), management=hw.management(conf),
+                   inspect=hw.inspect(conf) if hw.inspect is not None else None,
+                   consoles={n: make(conf) for n, make in hw.consoles.items()},
+                   vendors={n: make(conf) for n, make in hw.vendors.items()})
 
     @property
     def name(self) -> str:
         return self.hw.name
+
+    def console_for(self, node: Mapping[str, Any]) -> ConsoleInterface:
+        """The node's console, or Ironic's 400 when its console_interface has none."""
+        console = self.consoles.get(node.get("console_interface") or "")
+        if console is None:
+            raise UnsupportedDriverExtension(
+                f"Driver {node['driver']} does not support console (disabled or not "
+                "implemented).")
+        return console
+
+    def vendor_for(self, node: Mapping[str, Any]) -> VendorInterface | None:
+        """The node's vendor interface; None for no-vendor (no methods, as Ironic's)."""
+        return self.vendors.get(node.get("vendor_interface") or "")
 
     def interface_names(self) -> dict[str, str]:
         """What the node documents show; the inspect name follows the loaded interface."""

@@ -1,4 +1,5 @@
-"""Fake interfaces: instant and in memory, for tests and demos without any hardware.
+"""Fake interfaces: instant and in memory, for tests and demos without any hardware; what
+each answers is what Ironic's fake interfaces answer (drivers/modules/fake.py).
 
 State lives in the interface instance (one per conductor), keyed by node UUID, so it survives
 between calls but not a conductor restart; a node first seen takes its recorded power state.
@@ -7,19 +8,28 @@ between calls but not a conductor restart; a node first seen takes its recorded 
 from __future__ import annotations
 
 import asyncio
+import copy
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.drivers.base import (
+    BOOT_DEVICE_PXE,
+    ConsoleInterface,
     InspectInterface,
     InspectOutcome,
     ManagementInterface,
     NodeContext,
     PowerInterface,
+    VendorInterface,
+    VendorMethod,
     check_boot_device,
 )
 from ironsight.common.config import Config
-from ironsight.common.exceptions import InvalidParameterValue
+from ironsight.common.exceptions import InvalidParameterValue, MissingParameterValue
+
+LOG = logging.getLogger(__name__)
 
 _POWER_TARGETS = (states.POWER_ON, states.POWER_OFF, states.REBOOT)
 
@@ -63,9 +73,20 @@ class FakePower(PowerInterface):
             states.POWER_OFF if target == states.POWER_OFF else states.POWER_ON)
 
 
+# Ironic's fake management: a node boots from PXE, not persistently, until told otherwise.
+_FAKE_BOOT = {"boot_device": BOOT_DEVICE_PXE, "persistent": False}
+# Ironic's fake indicators: component -> indicator -> what it can be. Every one reads "on";
+# none can be set (Ironic's fake has no set_indicator_state).
+FAKE_INDICATORS: dict[str, dict[str, dict[str, Any]]] = {
+    "chassis": {"led-0": {"readonly": True, "states": ["off", "on"]}},
+    "system": {"led": {"readonly": False, "states": ["blinking", "off", "on"]}},
+}
+
+
 class FakeManagement(ManagementInterface):
     def __init__(self, conf: Config) -> None:
         super().__init__(conf)
+        # the boot devices set, by node UUID (what tests and discoverd's flows look at)
         self.boot_devices: dict[str, dict[str, Any]] = {}
 
     def validate(self, node: NodeContext) -> None:
@@ -77,7 +98,88 @@ class FakeManagement(ManagementInterface):
         self.boot_devices[node.uuid] = {"boot_device": device, "persistent": persistent}
 
     async def get_boot_device(self, node: NodeContext) -> dict[str, Any]:
-        return dict(self.boot_devices.get(node.uuid, {"boot_device": None, "persistent": None}))
+        """What was set last; a node never set boots from PXE, as Ironic's fake says."""
+        return dict(self.boot_devices.get(node.uuid, _FAKE_BOOT))
+
+    async def supported_indicators(self, node: NodeContext) -> dict[str, dict[str, Any]]:
+        return copy.deepcopy(FAKE_INDICATORS)
+
+    async def get_indicator_state(self, node: NodeContext, component: str,
+                                  indicator: str) -> str:
+        if component not in FAKE_INDICATORS:
+            raise InvalidParameterValue(f"Invalid component {component} specified.")
+        if indicator not in FAKE_INDICATORS[component]:
+            raise InvalidParameterValue(f"Invalid indicator {indicator} specified.")
+        return "on"
+
+
+class FakeConsole(ConsoleInterface):
+    """Starts and stops nothing; a running console is reached by nothing (`{}`), as
+    Ironic's fake console."""
+
+    name = "fake"
+
+    def validate(self, node: NodeContext) -> None:
+        """Anything goes: the fake console needs no driver_info."""
+
+    async def start_console(self, node: NodeContext) -> None:
+        return None
+
+    async def stop_console(self, node: NodeContext) -> None:
+        return None
+
+    async def get_console(self, node: NodeContext) -> dict[str, Any]:
+        return {}
+
+
+async def _compare(expected: str, args: Mapping[str, Any]) -> bool:
+    return bool(args.get("bar") == expected)
+
+
+async def _log(node: NodeContext, args: Mapping[str, Any]) -> None:
+    LOG.debug("Node %s: log_passthrough called with %s", node, dict(args))
+
+
+class FakeVendor(VendorInterface):
+    """Ironic's fake vendor interface (its `FakeVendorB`): methods that compare their `bar`
+    argument with a word, and one that takes anything and only logs it."""
+
+    name = "fake"
+
+    def __init__(self, conf: Config) -> None:
+        super().__init__(conf)
+
+        def comparing(word: str) -> Callable[[NodeContext, Mapping[str, Any]],
+                                             Awaitable[bool]]:
+            return lambda _node, args: _compare(word, args)
+
+        found = [
+            VendorMethod("fourth_method_shared_lock", comparing("woof"),
+                         description="Test if the value of bar is woof",
+                         require_exclusive_lock=False),
+            VendorMethod("log_passthrough", _log, description="Test pass-through to wait."),
+            VendorMethod("second_method", comparing("kazoo"),
+                         description="Test if the value of bar is kazoo"),
+            VendorMethod("third_method_sync", comparing("meow"), async_call=False,
+                         description="Test if the value of bar is meow"),
+        ]
+        self._methods = {m.name: m for m in found}
+
+    def methods(self) -> Mapping[str, VendorMethod]:
+        return self._methods
+
+    def validate(self, node: NodeContext, method: str | None = None,
+                 args: Mapping[str, Any] | None = None) -> None:
+        """`bar` is required (not empty) by the comparing methods, and is all they take."""
+        if method is None or method == "log_passthrough":
+            return
+        given = dict(args or {})
+        if not given.get("bar"):
+            raise MissingParameterValue(f"Parameter 'bar' not passed to method '{method}'.")
+        extra = sorted(set(given) - {"bar"})
+        if extra:
+            raise InvalidParameterValue(
+                f"Method '{method}' takes only the parameter 'bar', not: {', '.join(extra)}")
 
 
 class FakeInspect(InspectInterface):

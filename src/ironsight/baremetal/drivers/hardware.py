@@ -2,7 +2,9 @@
 
 Deployment is out of scope, so every type reports a fake deploy interface; only
 `fake-hardware` (Ironic's name; `fake` is an alias, see loader.py) runs the provision verbs,
-instantly, as Ironic's fake interfaces do. Inspection is the design's DiscoverdInspect for the
+instantly, as Ironic's fake interfaces do; a fake-hardware node that sets its
+console_interface or vendor_interface to `fake` gets Ironic's fake console and vendor
+methods. Inspection is the design's DiscoverdInspect for the
 PXE types; `fake-hardware` uses it too when `[discoverd] enabled` (so the whole flow can run
 without hardware), else its instant fake inspection.
 """
@@ -11,7 +13,13 @@ from __future__ import annotations
 
 from ironsight.baremetal.drivers.base import HardwareType, InspectInterface
 from ironsight.baremetal.drivers.discoverd_inspect import DiscoverdInspect
-from ironsight.baremetal.drivers.fake import FakeInspect, FakeManagement, FakePower
+from ironsight.baremetal.drivers.fake import (
+    FakeConsole,
+    FakeInspect,
+    FakeManagement,
+    FakePower,
+    FakeVendor,
+)
 from ironsight.baremetal.drivers.ipminative import NativeIpmiManagement, NativeIpmiPower
 from ironsight.baremetal.drivers.ipmitool import IpmitoolManagement, IpmitoolPower
 from ironsight.baremetal.drivers.ssh import SshManagement, SshPower
@@ -43,6 +51,8 @@ fake = HardwareType(
                    "network": ("flat",), "raid": ("no-raid",), "rescue": ("no-rescue",),
                    "storage": ("fake",), "vendor": ("fake",), "inspect": ("no-inspect",)},
     provisions=True,
+    consoles={"fake": FakeConsole},
+    vendors={"fake": FakeVendor},
 )
 
 pxe_ipmitool = HardwareType(

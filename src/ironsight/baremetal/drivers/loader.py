@@ -97,9 +97,7 @@ def load_drivers(conf: Config) -> DriverSet:
             raise ConfigError(f"[conductor] enabled_hardware_types: unknown hardware type "
                               f"{name!r} (available: {', '.join(sorted(known))})")
         try:
-            loaded[name] = Driver(
-                hw=hw, power=hw.power(conf), management=hw.management(conf),
-                inspect=hw.inspect(conf) if hw.inspect is not None else None)
+            loaded[name] = Driver.load(hw, conf)
         except Exception as exc:
             LOG.error("Hardware type %s refused to load: %s", name, exc)
             refused[name] = str(exc)

@@ -10,7 +10,7 @@ both APIs (authentication: `ironsight.common.auth`) goes here, once.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,8 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ironsight.common.api.errors import Envelope
 from ironsight.common.api.metrics import CONTENT_TYPE, Metrics
@@ -40,6 +41,12 @@ class ApiSpec:
     # who may call what; no authenticator: no checks (an app serving only open endpoints)
     authenticator: Authenticator | None = None
     access: AccessRules = field(default_factory=AccessRules)
+    # refuses a request older than its route (method, path, version), as the service's
+    # upstream does; None: every route exists at every version
+    gate: Callable[[str, str, Version], None] | None = None
+    # after routing, before the endpoint: refuses what the caller may not do to this very
+    # resource (a project's caller, another project's node); given the RequestContext
+    authorize: Callable[[Any], Awaitable[None]] | None = None
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None
@@ -67,11 +74,46 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(spec, IronsightError(message, code=exc.status_code), None)
 
 
+class VersionGate:
+    """Refuses a request older than its route before routing, as Ironic's controllers do
+    (a write to a resource that did not exist yet is refused for its version, not for its
+    method). A version that cannot be negotiated is left to the endpoint to answer."""
+
+    def __init__(self, app: ASGIApp, spec: ApiSpec) -> None:
+        self.app = app
+        self.spec = spec
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.spec.gate is not None:
+            try:
+                version = self.spec.versions.negotiate(Request(scope))
+            except IronsightError:
+                version = None
+            if version is not None:
+                try:
+                    self.spec.gate(scope["method"], scope["path"], version)
+                except IronsightError as exc:
+                    await error_response(self.spec, exc, version)(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
+
+
 def _metrics_route(metrics: Metrics) -> Route:
     async def scrape(request: Request) -> Response:
         return Response(await metrics.render(), media_type=CONTENT_TYPE)
 
     return Route("/metrics", scrape, methods=["GET"])
+
+
+def routed_by(routes: Sequence[BaseRoute]) -> Callable[[Scope], bool]:
+    """Whether one of `routes` serves a request's method and path. A catch-all route (marked
+    `catch_all`, answering "not found" in the service's words) does not count."""
+    serving = [route for route in routes if not getattr(route, "catch_all", False)]
+
+    def routed(scope: Scope) -> bool:
+        return any(route.matches(scope)[0] is Match.FULL for route in serving)
+
+    return routed
 
 
 def create_app(spec: ApiSpec, deps: Any, routes: Sequence[BaseRoute]) -> Starlette:
@@ -87,7 +129,9 @@ def create_app(spec: ApiSpec, deps: Any, routes: Sequence[BaseRoute]) -> Starlet
             return response
 
         middleware.append(Middleware(AuthMiddleware, authenticator=spec.authenticator,
-                                     rules=spec.access, deny=deny))
+                                     rules=spec.access, deny=deny, routed=routed_by(served)))
+    if spec.gate is not None:
+        middleware.append(Middleware(VersionGate, spec=spec))
     app = Starlette(routes=served, middleware=middleware,
                     exception_handlers={HTTPException: _http_error})
     app.state.spec = spec

@@ -92,7 +92,10 @@ async def _answer(fn: Callable[[RequestContext[D]], Awaitable[Any]], request: Re
     version: Version | None = None
     try:
         version = spec.versions.negotiate(request)
-        result = await fn(RequestContext(request, version, spec, request.app.state.deps))
+        ctx = RequestContext(request, version, spec, request.app.state.deps)
+        if spec.authorize is not None:
+            await spec.authorize(ctx)
+        result = await fn(ctx)
     except IronsightError as exc:
         if exc.code >= 500:
             LOG.error("%s %s failed: %s", request.method, request.url.path, exc)

@@ -32,6 +32,10 @@ ROLE_NAMES = tuple(role.name.lower() for role in Role)
 class Identity:
     user: str | None  # None: noauth (nobody was asked who they are)
     role: Role
+    # the project the caller acts for, as Ironic's project-scoped tokens do: it sees and acts
+    # on what its project owns or leases (see baremetal/api/project_scope.py); None: the
+    # caller acts on the whole fleet (a system-scoped token, one of an operators' project)
+    project: str | None = None
 
 
 ANONYMOUS_ADMIN = Identity(None, Role.ADMIN)  # noauth: every caller may do everything

@@ -9,7 +9,9 @@ token is remembered (keyed by a SHA-256 of it, never the token itself) until its
 round trip to Keystone; a refusal is never remembered.
 
 Keystone's default roles are exactly ours (admin, member, reader; admin implies member implies
-reader): the highest the token carries is the caller's role.
+reader): the highest the token carries is the caller's role. A token scoped to the system or to
+one of `allowed_projects` acts on the whole fleet; one scoped to any other project acts for that
+project, by Ironic's project-scoped rules (baremetal/api/project_scope.py).
 """
 
 from __future__ import annotations
@@ -118,18 +120,18 @@ class Keystone:
 
     def _identity(self, found: access.AccessInfo) -> Identity:
         user = found.username or found.user_id or "?"
-        if self.projects and not found.system_scoped and not (
-                {found.project_name, found.project_id} & self.projects):
-            scope = f"project {found.project_name!r}" if found.project_id else "no project"
-            raise Forbidden(f"User {user!r}'s token is scoped to {scope}, whose roles do not "
-                            "count here; use a token scoped to an operators' project or to "
-                            "the system.")
         names = {name.lower() for name in found.role_names or ()}
         roles = [Role.named(name) for name in ROLE_NAMES if name in names]
         if not roles:
             raise Forbidden(f"User {user!r} has none of the roles "
                             f"{', '.join(reversed(ROLE_NAMES))}.")
-        return Identity(user, max(roles))
+        if found.system_scoped or ({found.project_name, found.project_id} & self.projects):
+            return Identity(user, max(roles))
+        if not found.project_id:
+            raise Forbidden(f"User {user!r}'s token is scoped to no project; use a token "
+                            "scoped to a project or to the system.")
+        # Ironic's project scope: the project's own nodes (owner or lessee) only
+        return Identity(user, max(roles), found.project_id)
 
     def _remember(self, key: bytes, identity: Identity, expires: dt.datetime | None) -> None:
         ttl = float(self.cache_time)

@@ -90,11 +90,12 @@ class HttpBasic:
     challenge = f'Basic realm="{REALM}"'
     asks_for = "the credentials of a user of this service (HTTP Basic)"
 
-    def __init__(self, users: UserFile, roles: Mapping[str, Role], default_role: Role | None
-                 ) -> None:
+    def __init__(self, users: UserFile, roles: Mapping[str, Role], default_role: Role | None,
+                 projects: Mapping[str, str] | None = None) -> None:
         self.users = users
         self.roles = dict(roles)
         self.default_role = default_role
+        self.projects = dict(projects or {})
         self._checks = OnceAtATime()
 
     async def identify(self, headers: Mapping[str, str]) -> Identity | None:
@@ -109,19 +110,26 @@ class HttpBasic:
         if not self.users.remembered(user, password) and not await self._checks.run(
                 (user, password), lambda: self.users.check(user, password)):
             return None
-        return Identity(user, role)
+        return Identity(user, role, self.projects.get(user))
 
 
 Deny = Callable[[int, str, dict[str, str]], Response]
+# Whether a route of the application serves this request's method and path.
+Routed = Callable[[Scope], bool]
 
 
 class AuthMiddleware:
+    """Authenticates before routing (an anonymous caller learns nothing, not even which paths
+    exist) but weighs an authenticated caller's role after it, as Ironic does in its
+    controllers: a path or method nothing serves is a 404 or 405 whoever asks, not a 403."""
+
     def __init__(self, app: ASGIApp, authenticator: Authenticator, rules: AccessRules,
-                 deny: Deny) -> None:
+                 deny: Deny, routed: Routed | None = None) -> None:
         self.app = app
         self.authenticator = authenticator
         self.rules = rules
         self.deny = deny
+        self.routed = routed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -145,7 +153,7 @@ class AuthMiddleware:
                                f"Authentication required: give {self.authenticator.asks_for}.",
                                {"WWW-Authenticate": self.authenticator.challenge})
             return
-        if identity.role < needed:
+        if identity.role < needed and (self.routed is None or self.routed(scope)):
             await self._refuse(scope, receive, send, 403,
                                f"User {identity.user!r} has role {identity.role.name.lower()}"
                                f"; {method} {path} needs role {needed.name.lower()}.", {})

@@ -1,7 +1,8 @@
 """Which role each request needs. A service lists its public routes (version documents, the
-ramdisk's endpoints) and the writes only an admin may do; any other read needs a reader and
-any other write a member. Deciding by method and path, before routing, also covers unknown
-paths: an anonymous caller learns nothing, not even which paths exist."""
+ramdisk's endpoints), the requests only an admin may make and the reads only a member may
+make; any other read needs a reader and any other write a member. Deciding by method and
+path, before routing, also covers unknown paths: an anonymous caller learns nothing, not even
+which paths exist."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ def _matches(rules: tuple[Rule, ...], method: str, path: str) -> bool:
 class AccessRules:
     public: tuple[Rule, ...] = ()
     admin_only: tuple[Rule, ...] = ()
+    # reads that need a member: they act on the hardware, or show what only an operator
+    # of the machine should see (a console's address)
+    member_only: tuple[Rule, ...] = ()
 
     def required(self, method: str, path: str) -> Role | None:
         """The least role a request needs; None when it needs none."""
@@ -35,7 +39,9 @@ class AccessRules:
             return None
         if _matches(self.admin_only, method, path):
             return Role.ADMIN
-        return Role.READER if method in READS else Role.MEMBER
+        if method not in READS or _matches(self.member_only, method, path):
+            return Role.MEMBER
+        return Role.READER
 
 
 VERSION_DOCUMENTS = rule(READS, r"/(v1/?)?")

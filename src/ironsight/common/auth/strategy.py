@@ -23,6 +23,17 @@ def parse_roles(entries: list[str]) -> dict[str, Role]:
     return roles
 
 
+def parse_projects(entries: list[str]) -> dict[str, str]:
+    """`user:project` entries of `[DEFAULT] http_basic_projects`."""
+    projects: dict[str, str] = {}
+    for entry in entries:
+        user, sep, project = entry.rpartition(":")
+        if not sep or not user or not project:
+            raise ConfigError(f"[DEFAULT] http_basic_projects: {entry!r} is not USER:PROJECT")
+        projects[user] = project
+    return projects
+
+
 def authenticator(conf: Config) -> Authenticator:
     section = conf.DEFAULT
     if section.auth_strategy == "noauth":
@@ -34,7 +45,8 @@ def authenticator(conf: Config) -> Authenticator:
     default = section.http_basic_default_role
     return HttpBasic(UserFile(section.http_basic_auth_user_file),
                      parse_roles(section.http_basic_roles),
-                     None if default == "none" else Role.named(default))
+                     None if default == "none" else Role.named(default),
+                     parse_projects(section.http_basic_projects))
 
 
 def is_loopback(host: str) -> bool:

@@ -5,6 +5,7 @@ callback and the boot files), for a listener of its own on the provisioning netw
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute
@@ -13,8 +14,10 @@ from ironsight.common.api.app import ApiSpec
 from ironsight.common.api.app import create_app as build_app
 from ironsight.common.api.errors import inspector_envelope
 from ironsight.common.api.metrics import Metrics
+from ironsight.common.auth.identity import Identity
 from ironsight.common.auth.policy import VERSION_DOCUMENTS, AccessRules, rule
 from ironsight.common.auth.strategy import authenticator
+from ironsight.common.exceptions import Forbidden
 from ironsight.discoverd.api import (
     callback,
     inspection_rules,
@@ -36,13 +39,23 @@ ACCESS = AccessRules(public=(VERSION_DOCUMENTS,
                                       r"/v1/rules(/[^/]+)?|/v1/inspection_rules(/[^/]+)?"),))
 
 
+async def system_only(ctx: Any) -> None:
+    """The inspector's API has no project scope (upstream's policies are the system's): a
+    caller acting for one project is refused here, whatever its role."""
+    identity = ctx.request.scope.get("state", {}).get("identity")
+    if isinstance(identity, Identity) and identity.project:
+        raise Forbidden(f"User {identity.user!r} acts for project {identity.project!r}; "
+                        "inspection is the operators': use a token scoped to the system or "
+                        "to an operators' project.")
+
+
 def _spec(deps: DiscoverdDeps, metrics: Metrics | None, *, open_only: bool) -> ApiSpec:
     conf = deps.conf.introspection
     return ApiSpec(versions=VERSIONS, envelope=inspector_envelope,
                    public_endpoint=conf.public_endpoint, max_body_size=conf.max_body_size,
                    max_json_depth=conf.max_json_depth, metrics=metrics,
                    authenticator=None if open_only else authenticator(deps.conf),
-                   access=ACCESS)
+                   access=ACCESS, authorize=system_only)
 
 
 def create_app(deps: DiscoverdDeps, extra_routes: Sequence[BaseRoute] = (),

@@ -40,3 +40,22 @@ def test_changing_inspection_rules_needs_an_admin(method: str, path: str) -> Non
 
 def test_reading_inspection_rules_needs_a_reader() -> None:
     assert ACCESS.required("GET", "/v1/inspection_rules") is Role.READER
+
+
+@pytest.mark.parametrize("path", [
+    "/v1/nodes/n1/states/console", "/v1/nodes/n1/management/boot_device",
+    "/v1/nodes/n1/management/boot_device/supported", "/v1/nodes/n1/validate"])
+def test_reads_ironic_refuses_a_reader_need_a_member(path: str) -> None:
+    assert ACCESS.required("GET", path) is Role.MEMBER
+
+
+def test_reading_indicators_needs_a_reader() -> None:
+    assert ACCESS.required("GET", "/v1/nodes/n1/management/indicators") is Role.READER
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("GET", "/v1/nodes/n1/vendor_passthru/methods"), ("POST", "/v1/nodes/n1/vendor_passthru"),
+    ("GET", "/v1/drivers/fake-hardware/vendor_passthru/methods"),
+    ("DELETE", "/v1/drivers/fake-hardware/vendor_passthru")])
+def test_vendor_passthru_needs_an_admin(method: str, path: str) -> None:
+    assert ACCESS.required(method, path) is Role.ADMIN

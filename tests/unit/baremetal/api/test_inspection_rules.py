@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from ironsight.baremetal.api import inspection_rules
+from ironsight.baremetal.api import inspection_rules, microversions
 from ironsight.baremetal.api.base import VERSIONS
 from ironsight.baremetal.discoverd_proxy import DiscoverdProxy
 from ironsight.common import config
@@ -76,7 +76,7 @@ def _conf(**discoverd_section: str) -> config.Config:
 
 async def _client(proxy: DiscoverdProxy | None) -> httpx.AsyncClient:
     spec = ApiSpec(versions=VERSIONS, envelope=ironic_envelope, public_endpoint=BM,
-                   max_body_size=1 << 20, max_json_depth=20)
+                   max_body_size=1 << 20, max_json_depth=20, gate=microversions.check)
     app = create_app(spec, SimpleNamespace(discoverd=proxy), inspection_rules.routes)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BM)
 

@@ -59,24 +59,34 @@ def test_a_token_with_none_of_our_roles_is_forbidden() -> None:
         keystone()._identity(token(["service"]))
 
 
-def test_a_token_of_a_project_not_allowed_is_forbidden() -> None:
-    with pytest.raises(Forbidden, match="project 'tenant-x'"):
-        keystone()._identity(token(["admin"], project="tenant-x"))
+def test_a_token_of_another_project_acts_for_that_project() -> None:
+    found = keystone()._identity(token(["admin"], project="tenant-x"))
+    assert (found.role, found.project) == (Role.ADMIN, "id-tenant-x")
 
 
-def test_a_project_may_be_allowed_by_id() -> None:
+def test_a_token_of_an_operators_project_acts_on_the_whole_fleet() -> None:
+    found = keystone()._identity(token(["member"], project="admin"))
+    assert (found.role, found.project) == (Role.MEMBER, None)
+
+
+def test_an_operators_project_may_be_named_by_id() -> None:
     found = keystone(allowed_projects="id-tenant-x")._identity(token(["member"], "tenant-x"))
-    assert found.role is Role.MEMBER
+    assert (found.role, found.project) == (Role.MEMBER, None)
 
 
 def test_a_system_scoped_token_counts_whatever_the_allowed_projects() -> None:
     found = keystone()._identity(token(["reader"], project=None, system=True))
-    assert found.role is Role.READER
+    assert (found.role, found.project) == (Role.READER, None)
 
 
-def test_without_allowed_projects_any_project_counts() -> None:
-    assert keystone(allowed_projects="")._identity(token(["admin"], "tenant-x")).role \
-        is Role.ADMIN
+def test_without_allowed_projects_every_project_token_is_project_scoped() -> None:
+    found = keystone(allowed_projects="")._identity(token(["admin"], "admin"))
+    assert found.project == "id-admin"
+
+
+def test_a_token_scoped_to_no_project_nor_the_system_is_forbidden() -> None:
+    with pytest.raises(Forbidden, match="scoped to no project"):
+        keystone()._identity(token(["admin"], project=None))
 
 
 async def test_a_remembered_token_is_not_asked_about_again() -> None:

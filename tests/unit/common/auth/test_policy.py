@@ -40,3 +40,9 @@ def test_admin_only_patterns_match_whole_paths() -> None:
 
 def test_roles_are_ordered() -> None:
     assert Role.READER < Role.MEMBER < Role.ADMIN
+
+
+def test_a_member_only_read_needs_a_member() -> None:
+    rules = AccessRules(member_only=(rule({"GET"}, r"/v1/nodes/[^/]+/validate"),))
+    assert rules.required("GET", "/v1/nodes/n1/validate") is Role.MEMBER
+    assert rules.required("GET", "/v1/nodes/n1") is Role.READER
