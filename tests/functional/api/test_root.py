@@ -83,7 +83,8 @@ async def test_a_type_without_raid_has_no_logical_disk_properties(
                            "implemented).")
 
 
-async def test_raid_logical_disk_properties_before_1_12_are_404(api: httpx.AsyncClient) -> None:
+async def test_raid_logical_disk_properties_before_1_12_are_not_acceptable(
+        api: httpx.AsyncClient) -> None:
     resp = await api.get(RAID_PROPERTIES.format("fake-hardware"),
                          headers={"X-OpenStack-Ironic-API-Version": "1.11"})
-    assert resp.status_code == 404
+    assert resp.status_code == 406  # as recorded from Ironic 39

@@ -29,8 +29,8 @@ from ironsight.baremetal.conductor.inventory import (
     RUNBOOKS,
     VOLUME_CONNECTORS,
     VOLUME_TARGETS,
+    Kind,
 )
-from ironsight.baremetal.db.inventory import Kind
 from ironsight.common.auth.identity import Identity, Role
 from ironsight.common.exceptions import Forbidden, Invalid, NotFound
 

@@ -132,7 +132,7 @@ class Records:
                     if new[key] == row[key]:
                         new[key] = None
                 self.check_driver(new["driver"], new)
-            elif any(not new.get(key) for key in INTERFACE_FIELDS):
+            elif any(row.get(key) and not new.get(key) for key in INTERFACE_FIELDS):
                 self.check_driver(new["driver"], new)  # removed: the hardware type's default
             if new["driver_info"] != row["driver_info"]:
                 new["driver_info"] = self.tasks.secrets.seal(new["driver_info"],
