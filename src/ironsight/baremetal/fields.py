@@ -51,8 +51,9 @@ def ironic_bool(value: Any) -> bool:
             return True
         if word in FALSE_STRINGS:
             return False
-    raise ValueError(f"{value!r} is not a boolean (true/false, or one of "
-                     f"{', '.join(sorted(TRUE_STRINGS | FALSE_STRINGS))})")
+    # oslo's words (strutils.bool_from_string), which Ironic answers with
+    accepted = ", ".join(f"'{word}'" for word in sorted(TRUE_STRINGS | FALSE_STRINGS))
+    raise ValueError(f"Unrecognized value {value!r}, acceptable values are: {accepted}")
 
 
 def _integer(value: Any) -> int | None:

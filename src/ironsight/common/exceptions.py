@@ -18,6 +18,19 @@ class IronsightError(Exception):
         return self.message
 
 
+class RoutingError(IronsightError):
+    """The web framework's own refusal (no such path, no such method, a route older than
+    the requested version where the upstream's framework answers): Ironic words these
+    `{code, title, description}` with a bare `description`, not as its API's faults.
+    `message` stays informative for logs and for APIs without such a form."""
+
+    def __init__(self, message: str, code: int, description: str = "",
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message, code)
+        self.description = description
+        self.headers = headers or {}
+
+
 class ConfigError(IronsightError):
     """A bad configuration file or option; names the section and option."""
 

@@ -2,7 +2,7 @@
 (tests/functional/api/test_ironic39_parity.py).
 
 Plain data: `CASES` is a list of cases, each {"name", "steps"}; a step is a dict with
-- name: unique within its case (the recording's key; KNOWN_DIFFERENCES says "case/step"),
+- name: unique within its case (the recording's key; known_differences*.json say "case/step"),
 - method, path, version (the X-OpenStack-Ironic-API-Version header, None: no header),
 - json: the body (None: none),
 - save: {variable: dotted path into the response body}; later steps use "{variable}" in their

@@ -43,8 +43,9 @@ def session(url: str, user: str, password: str, scope: str) -> ks_session.Sessio
     return ks_session.Session(auth=v3.Password(**kw))
 
 
-def main() -> None:
-    url, admin_password, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+def provision(url: str, admin_password: str) -> tuple[dict[str, str], dict[str, str]]:
+    """USERS in the Keystone at `url`: ({user: token}, {project_a...: project id}). The
+    replay (tests/functional/api/test_ironic39_keystone_parity.py) calls it too."""
     admin = session(url, "admin", admin_password, "admin")
 
     def ids(kind: str) -> dict[str, str]:
@@ -72,11 +73,17 @@ def main() -> None:
     for user, (password, scope, _) in USERS.items():
         if user != "ironic":
             tokens[user] = session(url, user, password, scope).get_token()
+    variables = {"project_a": projects["ks-proj-a"], "project_b": projects["ks-proj-b"],
+                 "project_c": projects["ks-proj-c"], "project_admin": projects["admin"]}
+    return tokens, variables
+
+
+def main() -> None:
+    url, admin_password, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    tokens, variables = provision(url, admin_password)
     out.mkdir(parents=True, exist_ok=True)
     (out / "tokens.json").write_text(json.dumps(tokens, indent=1) + "\n")
-    (out / "vars.json").write_text(json.dumps({
-        "project_a": projects["ks-proj-a"], "project_b": projects["ks-proj-b"],
-        "project_c": projects["ks-proj-c"], "project_admin": projects["admin"]}, indent=1) + "\n")
+    (out / "vars.json").write_text(json.dumps(variables, indent=1) + "\n")
     print(f"{len(tokens)} tokens in {out / 'tokens.json'}")
 
 

@@ -14,6 +14,14 @@ def fault(resp: httpx.Response) -> str:
     return str(json.loads(resp.json()["error_message"])["faultstring"])
 
 
+def framework_error(resp: httpx.Response) -> dict[str, Any]:
+    """The web framework's document inside the envelope ({code, title, description}: an
+    unknown path or method, a version that cannot be served)."""
+    doc = json.loads(resp.json()["error_message"])
+    assert set(doc) == {"code", "title", "description"}, doc
+    return dict(doc)
+
+
 async def create_node(api: httpx.AsyncClient, **fields: Any) -> dict[str, Any]:
     body = {"driver": "fake", **fields}
     resp = await api.post("/v1/nodes", json=body)

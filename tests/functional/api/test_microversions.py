@@ -11,8 +11,9 @@ import httpx
 import pytest
 
 from ironsight.baremetal.api import microversions
+from ironsight.common.exceptions import RoutingError
 
-from .helpers import create_node, fault
+from .helpers import create_node
 
 pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 
@@ -34,13 +35,24 @@ async def _send(api: httpx.AsyncClient, method: str, path: str, minor: int) -> h
                              content=None if body is None else json.dumps(body))
 
 
+def _said(resp: httpx.Response) -> str:
+    """The API's faultstring, or the web framework's description."""
+    doc = json.loads(resp.json()["error_message"])
+    return str(doc["faultstring"] if "faultstring" in doc else doc["description"])
+
+
+def _expected(entry: microversions.Gate) -> str:
+    refusal = entry.refuse()
+    return refusal.description if isinstance(refusal, RoutingError) else refusal.message
+
+
 async def test_every_route_below_its_version_is_refused_as_ironic_refuses_it(
         api: httpx.AsyncClient) -> None:
     node = (await create_node(api))["uuid"]
     wrong = []
     for entry, method in _CASES:
         resp = await _send(api, method, _concrete(entry.template, node), entry.minor - 1)
-        if resp.status_code != entry.refusal or fault(resp) != str(entry.refuse()):
+        if resp.status_code != entry.refusal or _said(resp) != _expected(entry):
             wrong.append(f"{method} {entry.template} at 1.{entry.minor - 1}: "
                          f"{resp.status_code} {resp.text[:120]}")
     assert not wrong, "\n".join(wrong)
@@ -56,7 +68,10 @@ async def test_every_route_at_its_version_is_not_refused_for_its_version(
         minor = max(g.minor for g in microversions.GATES
                     if method in g.methods and g.path.fullmatch(path))
         resp = await _send(api, method, path, minor)
-        if resp.status_code == entry.refusal and fault(resp) == str(entry.refuse()):
+        if resp.status_code == 405 and method not in resp.headers.get("Allow", ""):
+            continue  # no route takes this method at any version (Ironic: the same 405)
+        if resp.status_code == entry.refusal and resp.status_code >= 400 and \
+                _said(resp) == _expected(entry):
             wrong.append(f"{method} {entry.template} at 1.{minor}: {resp.status_code}")
     assert not wrong, "\n".join(wrong)
 

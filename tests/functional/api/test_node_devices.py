@@ -96,7 +96,7 @@ async def test_the_console_change_is_in_the_node_history(api: httpx.AsyncClient)
 
 
 async def test_a_node_without_a_console_refuses_to_enable_one(api: httpx.AsyncClient) -> None:
-    node = await fake_node(api)  # console_interface: no-console
+    node = await fake_node(api, console_interface="no-console")
     resp = await api.put(f"/v1/nodes/{node}/states/console", json={"enabled": True})
     assert resp.status_code == 400
     assert fault(resp) == ("Driver fake-hardware does not support console (disabled or not "
@@ -145,8 +145,8 @@ async def test_the_driver_cannot_change_while_the_console_is_enabled(
 
 
 async def test_validate_reports_the_console_interface(api: httpx.AsyncClient) -> None:
-    with_console = await fake_node(api, console_interface="fake")
-    without = await fake_node(api)
+    with_console = await fake_node(api)  # fake-hardware's default: the fake console
+    without = await fake_node(api, console_interface="no-console")
     assert (await api.get(f"/v1/nodes/{with_console}/validate")).json()["console"] == {
         "result": True}
     found = (await api.get(f"/v1/nodes/{without}/validate")).json()["console"]
@@ -245,7 +245,7 @@ async def test_vendor_methods_are_the_fake_vendor_s(api: httpx.AsyncClient) -> N
 
 async def test_a_node_without_a_vendor_interface_has_no_methods(
         api: httpx.AsyncClient) -> None:
-    node = await fake_node(api)
+    node = await fake_node(api, vendor_interface="no-vendor")
     assert (await api.get(f"/v1/nodes/{node}/vendor_passthru/methods")).json() == {}
 
 
@@ -297,12 +297,12 @@ async def test_a_vendor_call_without_a_method_is_400(api: httpx.AsyncClient) -> 
     node = await fake_node(api, vendor_interface="fake")
     resp = await api.post(f"/v1/nodes/{node}/vendor_passthru", json={"bar": "x"})
     assert resp.status_code == 400
-    assert fault(resp) == "Method not specified"
+    assert fault(resp) == "Missing mandatory parameter: method"
 
 
 async def test_a_node_without_a_vendor_interface_has_no_handler(
         api: httpx.AsyncClient) -> None:
-    node = await fake_node(api)
+    node = await fake_node(api, vendor_interface="no-vendor")
     resp = await api.post(f"/v1/nodes/{node}/vendor_passthru",
                           params={"method": "second_method"}, json={"bar": "kazoo"})
     assert resp.status_code == 400

@@ -123,10 +123,18 @@ async def test_virtual_media_is_attached_and_detached(api: httpx.AsyncClient) ->
     resp = await api.post(f"/v1/nodes/{node}/vmedia",
                           json={"device_type": "cdrom", "image_url": "http://image"})
     assert resp.status_code == 204, resp.text
-    media = (await api.get(f"/v1/nodes/{node}/vmedia")).json()["vmedia"]
+    media = (await api.get(f"/v1/nodes/{node}")).json()["driver_internal_info"]["vmedia"]
     assert [m["device_type"] for m in media] == ["cdrom"]
     assert (await api.delete(f"/v1/nodes/{node}/vmedia")).status_code == 204
-    assert (await api.get(f"/v1/nodes/{node}/vmedia")).json()["vmedia"] == []
+    internal = (await api.get(f"/v1/nodes/{node}")).json()["driver_internal_info"]
+    assert not internal.get("vmedia")
+
+
+async def test_fake_hardware_cannot_read_its_virtual_media(api: httpx.AsyncClient) -> None:
+    resp = await api.get(f"/v1/nodes/{await node_uuid(api)}/vmedia")
+    assert resp.status_code == 400
+    assert fault(resp) == ("Driver fake-hardware does not support get_virtual_media "
+                           "(disabled or not implemented).")
 
 
 async def test_virtual_media_with_an_unknown_scheme_is_refused(api: httpx.AsyncClient) -> None:
@@ -161,15 +169,26 @@ async def test_bios_settings_are_an_empty_list(api: httpx.AsyncClient) -> None:
     assert (await api.get(f"/v1/nodes/{node}/bios")).json() == {"bios": []}
 
 
-@pytest.mark.parametrize(("method", "path", "what"), [
-    ("PUT", "states/boot_mode", "management"), ("PUT", "management/inject_nmi", "management"),
-])
 async def test_what_ironsight_does_not_do_answers_400_saying_so(
-        api: httpx.AsyncClient, method: str, path: str, what: str) -> None:
+        api: httpx.AsyncClient) -> None:
     node = await node_uuid(api)
-    resp = await api.request(method, f"/v1/nodes/{node}/{path}")
+    resp = await api.put(f"/v1/nodes/{node}/firmware/cache")
     assert resp.status_code == 400
-    assert f"does not support {what}" in fault(resp)
+    assert fault(resp) == "Driver fake-hardware does not support firmware (disabled or not " \
+                          "implemented)."
+
+
+async def test_an_unknown_sub_path_read_is_an_invalid_field(api: httpx.AsyncClient) -> None:
+    resp = await api.get(f"/v1/nodes/{await node_uuid(api)}/nosuch")
+    assert resp.status_code == 400
+    assert fault(resp) == "Field nosuch is not a valid field."
+
+
+async def test_another_method_of_a_sub_resource_is_405_naming_its_methods(
+        api: httpx.AsyncClient) -> None:
+    resp = await api.post(f"/v1/nodes/{await node_uuid(api)}/states")
+    assert resp.status_code == 405
+    assert resp.headers["Allow"] == "GET"
 
 
 async def test_an_unsupported_sub_resource_of_a_missing_node_is_404(

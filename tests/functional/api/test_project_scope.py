@@ -95,10 +95,32 @@ async def test_a_project_lists_only_the_nodes_it_owns_or_leases(as_: Clients) ->
     assert await names(as_["admin"]) == ["a-node", "b-leased", "free"]
 
 
-async def test_a_project_asking_for_another_owner_is_refused(as_: Clients) -> None:
+async def test_a_project_asking_for_another_owner_finds_nothing(as_: Clients) -> None:
     resp = await as_["a-reader"].get("/v1/nodes?owner=proj-c")
-    assert resp.status_code == 403
-    assert fault(resp) == "Access was denied to the following resource: baremetal:node:list_all"
+    assert resp.status_code == 200
+    assert resp.json()["nodes"] == []
+
+
+async def test_a_lessee_sees_the_owners_fields_redacted(as_: Clients) -> None:
+    doc = (await as_["b-member"].get("/v1/nodes/b-leased")).json()
+    assert doc["driver_info"] == {
+        "content": "** Redacted - requires baremetal:node:get:driver_info permission. **"}
+    assert doc["last_error"].startswith("** Redacted")
+    listed = (await as_["b-member"].get("/v1/nodes/detail")).json()["nodes"]
+    assert listed[0]["driver_info"] == doc["driver_info"]
+
+
+async def test_the_owner_sees_its_nodes_fields(as_: Clients) -> None:
+    doc = (await as_["a-member"].get("/v1/nodes/a-node")).json()
+    assert doc["driver_info"] == {}
+    assert doc["last_error"] is None
+
+
+async def test_a_member_asking_for_another_projects_boot_device_gets_404(
+        as_: Clients) -> None:
+    resp = await as_["b-member"].get("/v1/nodes/a-node/management/boot_device")
+    assert resp.status_code == 404
+    assert fault(resp) == "Node a-node could not be found."
 
 
 async def test_another_projects_node_is_not_found(as_: Clients) -> None:

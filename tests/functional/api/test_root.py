@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import httpx
 
-from .helpers import fault
+from .helpers import fault, framework_error
 
 
 async def test_root_document_advertises_version_range(api: httpx.AsyncClient) -> None:
@@ -32,19 +32,46 @@ async def test_latest_resolves_to_maximum(api: httpx.AsyncClient) -> None:
 async def test_unsupported_version_is_406_with_range(api: httpx.AsyncClient) -> None:
     resp = await api.get("/v1/nodes", headers={"X-OpenStack-Ironic-API-Version": "1.200"})
     assert resp.status_code == 406
-    assert "The supported version range is: [1.1, 1.115]" in fault(resp)
+    assert "The supported version range is: [1.1, 1.115]" in \
+        framework_error(resp)["description"]
 
 
-async def test_malformed_version_is_400(api: httpx.AsyncClient) -> None:
+async def test_malformed_version_is_406_as_ironic(api: httpx.AsyncClient) -> None:
     resp = await api.get("/v1/nodes", headers={"X-OpenStack-Ironic-API-Version": "one"})
-    assert resp.status_code == 400
-    assert "X-OpenStack-Ironic-API-Version" in fault(resp)
+    assert resp.status_code == 406
+    assert framework_error(resp)["description"] == \
+        "Invalid value for X-OpenStack-Ironic-API-Version header"
 
 
-async def test_unknown_path_is_404_in_ironic_envelope(api: httpx.AsyncClient) -> None:
+async def test_unknown_path_is_the_frameworks_404(api: httpx.AsyncClient) -> None:
     resp = await api.get("/v1/nothing")
     assert resp.status_code == 404
-    assert "could not be found" in fault(resp)
+    assert framework_error(resp) == {"code": 404, "title": "Not Found", "description": ""}
+
+
+async def test_an_unknown_method_is_405_naming_the_methods_of_the_path(
+        api: httpx.AsyncClient) -> None:
+    resp = await api.put("/v1/nodes", json={})
+    assert resp.status_code == 405
+    assert resp.headers["Allow"] == "DELETE, GET, PATCH, POST"
+    assert framework_error(resp)["title"] == "Method Not Allowed"
+
+
+async def test_a_write_to_the_node_collection_needs_a_node(api: httpx.AsyncClient) -> None:
+    resp = await api.delete("/v1/nodes")
+    assert resp.status_code == 400
+    assert fault(resp) == "Missing mandatory parameter: node_ident"
+
+
+async def test_post_to_the_root_answers_as_get(api: httpx.AsyncClient) -> None:
+    resp = await api.post("/")
+    assert resp.status_code == 200
+    assert resp.json()["name"] == "OpenStack Ironic API"
+
+
+async def test_v1_lists_media_types_as_one_object(api: httpx.AsyncClient) -> None:
+    assert (await api.get("/v1")).json()["media_types"] == {
+        "base": "application/json", "type": "application/vnd.openstack.ironic.v1+json"}
 
 
 async def test_drivers_lists_enabled_hardware_types(api: httpx.AsyncClient) -> None:

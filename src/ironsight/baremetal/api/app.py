@@ -10,6 +10,7 @@ from ironsight.baremetal.api import (
     chassis,
     conductors,
     deploy_templates,
+    events,
     inspection_rules,
     microversions,
     node_extras,
@@ -39,8 +40,10 @@ ACCESS = AccessRules(
     public=(VERSION_DOCUMENTS,
             rule({"POST"}, r"/v1/continue_inspection"),
             rule({"GET"}, r"/v1/lookup"),
-            rule({"POST"}, r"/v1/heartbeat/[^/]+")),
+            rule({"POST"}, r"/v1/heartbeat(/[^/]+)?")),
     admin_only=(rule({"DELETE"}, r"/v1/nodes/[^/]+"),
+                # Ironic's baremetal:events:post: the networking service (admin)
+                rule({"POST"}, r"/v1/events"),
                 # Ironic's baremetal:inspection_rule:{create,update,delete}: admin
                 rule({"POST", "PATCH", "PUT", "DELETE"}, r"/v1/inspection_rules(/.*)?"),
                 # ironsight's own: another service's events (POST .../changes, a node
@@ -62,7 +65,7 @@ def _spec(deps: BaremetalDeps, metrics: Metrics | None, *, open_only: bool) -> A
                    max_json_depth=conf.max_json_depth, metrics=metrics,
                    authenticator=None if open_only else authenticator(deps.conf),
                    access=ACCESS, gate=microversions.check,
-                   authorize=project_scope.authorize)
+                   authorize=project_scope.authorize, conceal=project_scope.conceal)
 
 
 def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette:
@@ -71,7 +74,7 @@ def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette
                       *ports.routes,
                       *ramdisk.routes, *chassis.routes, *portgroups.routes, *conductors.routes,
                       *deploy_templates.routes, *runbooks.routes, *volume.routes,
-                      *allocations.routes, *inspection_rules.routes,
+                      *allocations.routes, *inspection_rules.routes, *events.routes,
                       # last: what no other route took under a node (never a bare 404)
                       *node_extras.fallback_routes]))
 

@@ -4,12 +4,13 @@ links, and the query parameters Ironic parses the same way everywhere."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ironsight.baremetal import fields
 from ironsight.baremetal.conductor.manager import Conductor
 from ironsight.baremetal.conductor.records import Records
 from ironsight.baremetal.discoverd_proxy import DiscoverdProxy
-from ironsight.common.api.endpoint import RequestContext
+from ironsight.common.api.endpoint import RequestContext, endpoint
 from ironsight.common.api.versions import VersionPolicy
 from ironsight.common.config import Config
 from ironsight.common.exceptions import Invalid
@@ -18,10 +19,12 @@ from ironsight.common.ratelimit import RateLimiter
 VERSIONS = VersionPolicy(
     header="X-OpenStack-Ironic-API-Version", service_type="baremetal",
     minimum=(1, 1), maximum=(1, 115), default_is_newest=False,
-    malformed="Invalid value for {header} header: {raw!r} (expected MAJOR.MINOR or 'latest')",
+    malformed="Invalid value for {header} header", malformed_status=406,
     unsupported="Version {raw} was requested but the minor version is not supported by this "
                 "service. The supported version range is: [{min}, {max}].",
-    too_old="Request not acceptable.", request_ids=True, vary=True)
+    other_major="Mutually exclusive versions requested. Version {raw} requested but not "
+                "supported by this service. The supported version range is: [{min}, {max}].",
+    too_old="Request not acceptable.", request_ids=True, vary=True, framework_form=True)
 
 
 @dataclass(frozen=True)
@@ -78,3 +81,14 @@ def parse_sort(params: dict[str, str], allowed: set[str]) -> tuple[str, str]:
         raise Invalid(f"Invalid value for query parameter 'sort_dir': {direction!r} "
                       "(asc or desc)")
     return key, direction
+
+
+def missing_ident(name: str) -> Any:
+    """A write to a collection that only its members take (`DELETE /v1/nodes`): Ironic's
+    controller is reached without the identifier and says so."""
+
+    @endpoint
+    async def refuse(ctx: Ctx) -> Any:
+        raise Invalid(f"Missing mandatory parameter: {name}")
+
+    return refuse

@@ -10,11 +10,11 @@ KIND = inventory.DEPLOY_TEMPLATES
 
 RESOURCE = stored.Resource(
     kind=KIND, collection="deploy_templates", minor=55,
-    fields={"uuid": 55, "name": 55, "steps": 55, "description": 55, "extra": 55,
-            "created_at": 55, "updated_at": 55},
+    fields={"uuid": 55, "name": 55, "steps": 55, "extra": 55, "created_at": 55,
+            "updated_at": 55},
     list_fields=("uuid", "name"),
     sort_keys=frozenset({"id", "uuid", "name", "created_at", "updated_at"}),
-    model=DeployTemplateFields, patchable=frozenset({"name", "steps", "description", "extra"}),
+    model=DeployTemplateFields, patchable=frozenset({"name", "steps", "extra"}),
     ident="template_ident")
 
 routes = stored.build(RESOURCE)

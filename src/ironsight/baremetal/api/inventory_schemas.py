@@ -12,6 +12,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from ironsight.baremetal import fields
 from ironsight.baremetal.api.schemas import normalize_mac
+from ironsight.common.exceptions import Invalid
 
 JsonDict = dict[str, Any]
 IronicBool = Annotated[bool, BeforeValidator(fields.ironic_bool)]
@@ -99,18 +100,20 @@ class RunbookStep(_Strict):
     order: Order
 
 
-def _no_duplicate_steps(steps: list[Any], what: str) -> None:
+def _no_duplicate_steps(steps: list[Any]) -> None:
+    """Ironic's check and words, for deploy templates and runbooks alike (an Invalid, not a
+    ValueError: pydantic lets it through unwrapped)."""
     counter = collections.Counter((s.interface, s.step) for s in steps)
     dups = sorted(f"interface: {i}, step: {s}" for (i, s), n in counter.items() if n > 1)
     if dups:
-        raise ValueError(f"Duplicate {what} steps. A template cannot have multiple {what} "
-                         f"steps with the same interface and step. Duplicates: {'; '.join(dups)}")
+        raise Invalid("Deploy template invalid: Duplicate deploy steps. A template cannot "
+                      "have multiple deploy steps with the same interface and step. "
+                      f"Duplicates: {'; '.join(dups)}.")
 
 
 class DeployTemplateFields(_Strict):
     name: str
     steps: list[DeployStep] = Field(min_length=1)
-    description: str | None = Field(default=None, max_length=255)
     extra: Obj = Field(default_factory=dict)
 
     _trait = field_validator("name")(classmethod(lambda cls, v: check_trait(v)))
@@ -118,7 +121,7 @@ class DeployTemplateFields(_Strict):
     @field_validator("steps")
     @classmethod
     def _steps(cls, v: list[DeployStep]) -> list[DeployStep]:
-        _no_duplicate_steps(v, "deploy")
+        _no_duplicate_steps(v)
         return v
 
 
@@ -131,6 +134,12 @@ class RunbookFields(_Strict):
     public: IronicBool = False
     owner: str | None = Field(default=None, max_length=255)
     extra: Obj = Field(default_factory=dict)
+
+    @field_validator("steps")
+    @classmethod
+    def _steps(cls, v: list[RunbookStep]) -> list[RunbookStep]:
+        _no_duplicate_steps(v)
+        return v
 
 
 ConnectorType = Literal["iqn", "ip", "mac", "wwnn", "wwpn", "port", "portgroup"]

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ironsight.common.api.versions import Version
-from ironsight.common.exceptions import IronsightError, NotAcceptable, NotFound
+from ironsight.common.exceptions import IronsightError, NotAcceptable, NotFound, RoutingError
 
 ALL = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 READS = frozenset({"GET", "HEAD"})
@@ -35,8 +35,15 @@ class Gate:
     minor: int
     refusal: int
     message: str
+    # refused by Ironic's web framework (pecan), not by its API: `RoutingError`'s form
+    framework: bool = False
+    allow: str = ""
 
     def refuse(self) -> IronsightError:
+        if self.framework:
+            return RoutingError(self.message or "The resource could not be found.",
+                                self.refusal, description=self.message,
+                                headers={"Allow": self.allow} if self.allow else None)
         if self.refusal == 406:
             return NotAcceptable(self.message or NOT_ACCEPTABLE)
         if self.refusal == 404:
@@ -52,19 +59,26 @@ def _pattern(template: str) -> re.Pattern[str]:
 
 
 def gate(methods: Iterable[str], template: str, minor: int, refusal: int = 404,
-         message: str = "") -> Gate:
-    return Gate(frozenset(methods), template, _pattern(template), minor, refusal, message)
+         message: str = "", *, framework: bool = False, allow: str = "") -> Gate:
+    return Gate(frozenset(methods), template, _pattern(template), minor, refusal, message,
+                framework, allow)
+
+
+def unrouted(methods: Iterable[str], template: str, minor: int, refusal: int = 404,
+             allow: str = "") -> Gate:
+    """A route pecan did not find below its version: the framework's bare answer."""
+    return gate(methods, template, minor, refusal, framework=True, allow=allow)
 
 
 NOT_SUPPORTED = "The API is not supported for this version"
 
 
 def _resource(name: str, minor: int, *, writes: int = 404, what: str = "",
-              message: str = "") -> list[Gate]:
+              message: str = "", framework: bool = False) -> list[Gate]:
     """A top-level resource: everything under /v1/<name>."""
     message = f"The API version does not allow {what}" if what else message
-    return [gate(READS, f"/v1/{name}{{rest}}", minor, 404, message),
-            gate(WRITES, f"/v1/{name}{{rest}}", minor, writes, message)]
+    return [gate(READS, f"/v1/{name}{{rest}}", minor, 404, message, framework=framework),
+            gate(WRITES, f"/v1/{name}{{rest}}", minor, writes, message, framework=framework)]
 
 
 NODE = "/v1/nodes/{}"
@@ -86,27 +100,27 @@ GATES: tuple[Gate, ...] = (
     gate({"PATCH"}, "/v1/allocations/{}", 57, 405,
          "The API version does not allow updating allocations"),
     *_resource("events", 54, message=NOT_SUPPORTED),
-    *_resource("deploy_templates", 55, writes=405, what="deploy templates"),
+    *_resource("deploy_templates", 55, writes=405, what="deploy templates", framework=True),
     *_resource("shards", 82, what="shards"),
-    *_resource("runbooks", 92, writes=405, what="runbooks"),
+    *_resource("runbooks", 92, writes=405, what="runbooks", framework=True),
     gate(ALL, "/v1/runbooks/{}/traits{rest}", 112, 404,
          "The API version does not allow runbook traits"),
     *_resource("inspection_rules", 96, writes=405, what="inspection rules"),
     # node sub-resources (Ironic's NodesController._lookup and the controllers' decorators)
-    gate(ALL, f"{NODE}/portgroups{{rest}}", 24),
-    gate(ALL, f"{NODE}/vifs{{rest}}", 28),
+    unrouted(ALL, f"{NODE}/portgroups{{rest}}", 24),
+    unrouted(ALL, f"{NODE}/vifs{{rest}}", 28),
     gate(ALL, f"{NODE}/volume{{rest}}", 32, 404, NOT_SUPPORTED),
-    gate(ALL, f"{NODE}/bios{{rest}}", 40),
-    gate(ALL, f"{NODE}/allocation{{rest}}", 52, 404,
-         "The API version does not allow allocations"),
-    gate(ALL, f"{NODE}/history{{rest}}", 78),
-    gate(ALL, f"{NODE}/inventory{{rest}}", 81),
+    unrouted(ALL, f"{NODE}/bios{{rest}}", 40),
+    unrouted(ALL, f"{NODE}/allocation{{rest}}", 52),
+    unrouted(ALL, f"{NODE}/history{{rest}}", 78),
+    unrouted(ALL, f"{NODE}/inventory{{rest}}", 81),
     gate(ALL, f"{NODE}/children{{rest}}", 83),
-    gate(ALL, f"{NODE}/firmware{{rest}}", 86),
-    gate(ALL, f"{NODE}/vmedia{{rest}}", 89),
+    unrouted(ALL, f"{NODE}/firmware{{rest}}", 86),
+    unrouted(ALL, f"{NODE}/vmedia{{rest}}", 89),
     gate(READS, f"{NODE}/vmedia{{rest}}", 93),
     gate(READS, f"{NODE}/traits{{rest}}", 37, 406),
-    gate(WRITES, f"{NODE}/traits{{rest}}", 37, 405),
+    # pecan's generic node controller answers the write: its methods are Allow
+    unrouted(WRITES, f"{NODE}/traits{{rest}}", 37, 405, allow="DELETE, GET, PATCH, POST"),
     gate({"PUT"}, f"{NODE}/states/raid", 12, 406),
     gate(ALL, f"{NODE}/management/inject_nmi", 29, 404, "Resource could not be found."),
     # indicators: Ironic 39 serves them at every version (recorded at 1.62)
@@ -140,7 +154,7 @@ FILTERS: Mapping[str, Mapping[str, tuple[int, bool]]] = {
               "sharded": (82, True), "parent_node": (83, True),
               "include_children": (83, True), "instance_name": (104, True),
               "detail": (43, False), "fields": (8, False)},
-    "ports": {"portgroup": (24, False), "shard": (82, False), "fields": (8, False),
+    "ports": {"portgroup": (24, False), "shard": (82, True), "fields": (8, False),
               "detail": (43, False), "conductor_group": (99, False)},
     "portgroups": {"fields": (8, False), "detail": (43, False), "shard": (106, True)},
 }

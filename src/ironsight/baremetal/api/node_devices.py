@@ -110,7 +110,7 @@ async def _call(ctx: Ctx) -> tuple[str, dict[str, Any]]:
     """The method a vendor call names and its arguments (the body: a JSON object)."""
     method = ctx.query({"method"}).get("method")
     if not method:
-        raise Invalid("Method not specified")
+        raise Invalid("Missing mandatory parameter: method")
     raw = await ctx.body() if int(ctx.request.headers.get("content-length") or 0) else None
     args = raw if raw is not None else {}
     if not isinstance(args, dict):

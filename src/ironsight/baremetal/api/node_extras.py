@@ -11,7 +11,8 @@ from typing import Any
 from starlette.routing import Route
 
 from ironsight.baremetal.api import node_devices
-from ironsight.baremetal.api.base import Ctx
+from ironsight.baremetal.api.base import Ctx, link
+from ironsight.common.api.app import allowed_methods, not_allowed
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.exceptions import (
     Conflict,
@@ -150,9 +151,9 @@ def _vmedia_capable(node: dict[str, Any], ctx: Ctx) -> None:
 
 @endpoint
 async def get_vmedia(ctx: Ctx) -> Any:
-    row = await ctx.deps.records.get_node(ctx.param("node"))
-    _vmedia_capable(row, ctx)
-    return 200, {"vmedia": list((row["driver_internal_info"] or {}).get("vmedia") or [])}
+    """What the BMC has inserted, read from it (no hardware type here has a reader yet:
+    Ironic's fake has none either)."""
+    return 200, {"vmedia": await ctx.deps.conductor.get_virtual_media(ctx.param("node"))}
 
 
 @endpoint
@@ -229,24 +230,75 @@ async def missing_setting(ctx: Ctx) -> Any:
     raise NotFound(f"Node {row['uuid']} doesn't have a BIOS setting '{ctx.param('name')}'")
 
 
-# Sub-resource -> the interface (as Ironic names the extension) that would serve it.
+# Sub-resources ironsight does not serve -> the driver method Ironic's answer names.
 # (Console, indicators and vendor passthru: node_devices.py.)
-_UNSUPPORTED = {"states/raid": "raid", "states/boot_mode": "management",
-                "states/secure_boot": "management", "management/inject_nmi": "management",
-                "firmware/cache": "firmware", "bios/cache": "bios",
-                "children": "parent", "volume": "storage"}
+_UNSUPPORTED = {"firmware/cache": "firmware", "bios/cache": "bios", "volume": "storage"}
 
 
 @endpoint
 async def unsupported(ctx: Ctx) -> Any:
-    """Anything else under a node: as Ironic answers for an interface that is disabled or not
-    implemented (400), after the node's own 404."""
+    """Anything else under a node, as Ironic's node controller answers it, after the node's
+    own 404: another method of a route that exists is a 405 naming the methods there; a GET
+    of an unknown sub-path is taken as an unknown field; a sub-resource Ironic has and
+    ironsight does not is a 400 naming what the driver lacks."""
     row = await ctx.deps.records.get_node(ctx.param("node"))
+    if allowed_methods(ctx.request.app.router.routes, ctx.request.scope):
+        raise not_allowed(ctx.request)
     rest = ctx.param("rest").strip("/")
+    if rest not in _UNSUPPORTED and ctx.request.method == "GET":
+        raise Invalid(f"Field {rest.split('/')[0]} is not a valid field.")
     what = _UNSUPPORTED.get(rest, rest.split("/")[0] or "this sub-resource")
     raise UnsupportedDriverExtension(
-        f"Driver {row['driver']} does not support {what} (disabled or not implemented): "
-        f"ironsight does not implement {ctx.request.method} /v1/nodes/{{node}}/{rest}.")
+        f"Driver {row['driver']} does not support {what} (disabled or not implemented).")
+
+
+@endpoint
+async def list_children(ctx: Ctx) -> Any:
+    """The UUIDs of the nodes whose `parent_node` is this one (1.83)."""
+    row = await ctx.deps.records.get_node(ctx.param("node"))
+    found = await ctx.deps.records.list_nodes(
+        columns=["uuid"], filters={"parent_node": row["uuid"]},
+        limit=ctx.deps.conf.api.max_limit, marker=None,
+        sort_key="id", sort_dir="asc")
+    return 200, {"children": [child["uuid"] for child in found],
+                 "links": link(ctx.base_url, f"v1/nodes/{row['uuid']}/children")}
+
+
+_BOOT_MODES = ("bios", "uefi")
+
+
+def _target(body: Any) -> Any:
+    if not isinstance(body, dict) or "target" not in body:
+        raise Invalid("Missing mandatory parameter: target")
+    return body["target"]
+
+
+@endpoint
+async def set_boot_mode(ctx: Ctx) -> Any:
+    mode = _target(await ctx.body())
+    if mode not in _BOOT_MODES:
+        raise Invalid(f"Invalid boot mode {mode} specified: expected one of "
+                      f"{', '.join(_BOOT_MODES)}.")
+    await ctx.deps.conductor.set_boot_mode(ctx.param("node"), mode)
+    return 202, None
+
+
+@endpoint
+async def set_secure_boot(ctx: Ctx) -> Any:
+    raw = _target(await ctx.body())
+    if not isinstance(raw, bool):
+        raise Invalid(f"Invalid secure boot state {raw} specified: expected true or false.")
+    await ctx.deps.conductor.set_secure_boot(ctx.param("node"), raw)
+    return 202, None
+
+
+@endpoint
+async def inject_nmi(ctx: Ctx) -> Any:
+    body = await ctx.body() if int(ctx.request.headers.get("content-length") or 0) else {}
+    if body not in ({}, None):
+        raise Invalid("inject_nmi takes no arguments: the body must be empty or {}")
+    await ctx.deps.conductor.inject_nmi(ctx.param("node"))
+    return 204, None
 
 
 routes = [
@@ -264,6 +316,10 @@ routes = [
     Route("/v1/nodes/{node}/bios", empty_list, methods=["GET"]),
     Route("/v1/nodes/{node}/bios/{name}", missing_setting, methods=["GET"]),
     Route("/v1/nodes/{node}/firmware", empty_list, methods=["GET"]),
+    Route("/v1/nodes/{node}/children", list_children, methods=["GET"]),
+    Route("/v1/nodes/{node}/states/boot_mode", set_boot_mode, methods=["PUT"]),
+    Route("/v1/nodes/{node}/states/secure_boot", set_secure_boot, methods=["PUT"]),
+    Route("/v1/nodes/{node}/management/inject_nmi", inject_nmi, methods=["PUT"]),
     *node_devices.routes,
 ]
 # Last of all the app's routes: it answers every node sub-path no other route took.

@@ -9,7 +9,7 @@ from starlette.routing import Route
 
 from ironsight.baremetal import raid, states
 from ironsight.baremetal.api import microversions, project_scope, schemas, views
-from ironsight.baremetal.api.base import Ctx, parse_bool, parse_limit, parse_sort
+from ironsight.baremetal.api.base import Ctx, missing_ident, parse_bool, parse_limit, parse_sort
 from ironsight.baremetal.api.node_extras import check_trait
 from ironsight.baremetal.conductor.records import Change, Event
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
@@ -50,9 +50,11 @@ _REMOVED = {**{k: {} for k in _DICT_FIELDS}, "retired": False, "protected": Fals
 
 def _node_doc(ctx: Ctx, row: dict[str, Any], fields: tuple[str, ...] | list[str]) -> dict[str, Any]:
     conductor = ctx.deps.conductor
-    return views.node_doc(row, ctx.base_url, fields,
-                          conductor.drivers.secret_keys(row.get("driver")), ctx.version,
-                          conductor.host_for(row["uuid"]))
+    doc = views.node_doc(row, ctx.base_url, fields,
+                         conductor.drivers.secret_keys(row.get("driver")), ctx.version,
+                         conductor.host_for(row["uuid"]))
+    project_scope.redact(ctx, row, doc)
+    return doc
 
 
 def _full_doc(ctx: Ctx, row: dict[str, Any]) -> dict[str, Any]:
@@ -87,8 +89,7 @@ def _check_version(ctx: Ctx, fields: Any) -> None:
     """Ironic refuses (406) a field set in a request older than the field."""
     for field in fields:
         if views.FIELD_VERSIONS.get(field, 1) > ctx.version[1]:
-            raise NotAcceptable(f"Request not acceptable: the field {field} needs API "
-                                f"version 1.{views.FIELD_VERSIONS[field]} or newer.")
+            raise NotAcceptable("Request not acceptable.")  # Ironic's words, all of them
 
 
 async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
@@ -101,7 +102,7 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
     if fields is not None and detail:
         raise Invalid("Can not specify ?detail=True and fields in the same request.")
     shown = tuple(fields) if fields else (views.NODE_FIELDS if detail else views.NODE_LIST_FIELDS)
-    columns = views.node_columns_for(shown) | {"driver", "reservation", "id"}
+    columns = views.node_columns_for(shown) | {"driver", "reservation", "id", "owner"}
     limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
     sort_key, sort_dir = parse_sort(params, _SORT_KEYS)
     filters: dict[str, Any] = {}
@@ -116,7 +117,7 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
         if key in params:
             filters[key] = parse_bool(key, params[key])
     _other_filters(params, filters)
-    project = project_scope.list_project(ctx, params.get("owner"))
+    project = project_scope.list_project(ctx)
     if project is not None:  # a project's caller: the nodes it owns or leases
         filters["_project"] = project
 
@@ -130,7 +131,8 @@ async def _list(ctx: Ctx, detail: bool) -> tuple[int, dict[str, Any]]:
     else:
         rows = await page(params.get("marker"))
     await _with_related(ctx, rows, shown)
-    body: dict[str, Any] = {"nodes": [_node_doc(ctx, r, shown) for r in rows]}
+    body: dict[str, Any] = {"nodes": [_full_doc(ctx, r) if detail and not fields else
+                                      _node_doc(ctx, r, shown) for r in rows]}
     if rows and len(rows) == limit:
         path = "v1/nodes/detail" if detail and "detail" not in params else "v1/nodes"
         body["next"] = next_link(ctx.base_url, path, params, limit=limit,
@@ -461,13 +463,21 @@ async def apply_changes(ctx: Ctx) -> Any:
     return 204, None
 
 
+@endpoint
+async def post_to_node(ctx: Ctx) -> Any:
+    """Ironic routes `POST /v1/nodes/X` to node creation with X as the body."""
+    raise Invalid(f"Schema error for node: {ctx.param('node')!r} is not of type 'object'")
+
+
 routes = [
     Route("/v1/nodes", list_nodes, methods=["GET"]),
     Route("/v1/nodes", create_node, methods=["POST"]),
+    Route("/v1/nodes", missing_ident("node_ident"), methods=["PATCH", "DELETE"]),
     Route("/v1/nodes/detail", list_nodes_detail, methods=["GET"]),
     Route("/v1/nodes/{node}", show_node, methods=["GET"]),
     Route("/v1/nodes/{node}", patch_node, methods=["PATCH"]),
     Route("/v1/nodes/{node}", delete_node, methods=["DELETE"]),
+    Route("/v1/nodes/{node}", post_to_node, methods=["POST"]),
     Route("/v1/nodes/{node}/states", get_states, methods=["GET"]),
     Route("/v1/nodes/{node}/states/power", set_power_state, methods=["PUT"]),
     Route("/v1/nodes/{node}/states/provision", set_provision_state, methods=["PUT"]),

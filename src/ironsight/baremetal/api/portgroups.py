@@ -71,7 +71,7 @@ async def list_for_portgroup(ctx: Ctx, portgroup_id: int, detail: bool) -> Any:
     shown = tuple(fields) if fields else (views.PORT_FIELDS if detail else views.PORT_LIST_FIELDS)
     limit = parse_limit(params.get("limit"), ctx.deps.conf.api.max_limit)
     rows = await ctx.deps.records.inventory.portgroup_ports(portgroup_id, limit)
-    return 200, {"ports": [views.port_doc(r, ctx.base_url, shown) for r in rows]}
+    return 200, {"ports": [views.port_doc(r, ctx.base_url, shown, ctx.version) for r in rows]}
 
 
 routes = [

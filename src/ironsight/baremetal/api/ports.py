@@ -7,10 +7,10 @@ from typing import Any
 from starlette.routing import Route
 
 from ironsight.baremetal.api import microversions, portgroups, project_scope, schemas, views
-from ironsight.baremetal.api.base import Ctx, parse_bool, parse_limit, parse_sort
+from ironsight.baremetal.api.base import Ctx, missing_ident, parse_bool, parse_limit, parse_sort
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
-from ironsight.common.exceptions import Conflict, Invalid, NotAcceptable, NotFound
+from ironsight.common.exceptions import Conflict, Invalid, NotAcceptable
 from ironsight.common.ids import is_uuid_like
 
 _LIST_PARAMS = {"fields", "limit", "marker", "sort_key", "sort_dir", "node", "node_uuid",
@@ -39,20 +39,18 @@ async def _list(ctx: Ctx, detail: bool, node_ident: str | None = None) -> Any:
         filters["shard"] = [s for s in params["shard"].split(",") if s]
     if "pxe_enabled" in params:
         filters["pxe_enabled"] = parse_bool("pxe_enabled", params["pxe_enabled"])
-    if "portgroup" in params:
-        try:
-            filters["portgroup_id"] = (await ctx.deps.records.inventory.get(
-                portgroups.KIND, params["portgroup"]))["id"]
-        except NotFound as exc:
-            raise Invalid(f"portgroup: {exc.message}") from None
-    project = project_scope.list_project(ctx, what="port")
+    if "portgroup" in params:  # an unknown one is a 404, as Ironic
+        filters["portgroup_id"] = (await ctx.deps.records.inventory.get(
+            portgroups.KIND, params["portgroup"]))["id"]
+    project = project_scope.list_project(ctx)
     if project is not None:  # a project's caller: the ports of its nodes
         filters["project"] = project
     node = node_ident or params.get("node") or params.get("node_uuid")
     rows = await ctx.deps.records.list_ports(
         node=node, node_field=None if node_ident is not None else "node", filters=filters,
         limit=limit, marker=params.get("marker"), sort_key=sort_key, sort_dir=sort_dir)
-    body: dict[str, Any] = {"ports": [views.port_doc(r, ctx.base_url, shown) for r in rows]}
+    body: dict[str, Any] = {
+        "ports": [views.port_doc(r, ctx.base_url, shown, ctx.version) for r in rows]}
     if rows and len(rows) == limit:
         body["next"] = next_link(ctx.base_url, ctx.request.url.path, params, limit=limit,
                                  marker=rows[-1]["uuid"])
@@ -95,7 +93,7 @@ async def create_port(ctx: Ctx) -> Any:
         await _check_physnet(ctx, values["portgroup_id"], values.get("physical_network"), None)
     row = await ctx.deps.records.create_port(values, node)
     row["portgroup_uuid"] = None if group is None else await _portgroup_uuid(ctx, group)
-    doc = views.port_doc(row, ctx.base_url, views.PORT_FIELDS)
+    doc = views.port_doc(row, ctx.base_url, views.PORT_FIELDS, ctx.version)
     return 201, doc, {"Location": f"{ctx.base_url}/v1/ports/{row['uuid']}"}
 
 
@@ -134,7 +132,7 @@ async def show_port(ctx: Ctx) -> Any:
     params = ctx.query({"fields"})
     fields = views.parse_fields(params.get("fields"), views.PORT_FIELDS)
     row = await ctx.deps.records.get_port(_ident(ctx))
-    return 200, views.port_doc(row, ctx.base_url, fields or views.PORT_FIELDS)
+    return 200, views.port_doc(row, ctx.base_url, fields or views.PORT_FIELDS, ctx.version)
 
 
 @endpoint
@@ -163,7 +161,7 @@ async def patch_port(ctx: Ctx) -> Any:
 
     await ctx.deps.records.update_port(ident, change)
     row = await ctx.deps.records.get_port(ident)
-    return 200, views.port_doc(row, ctx.base_url, views.PORT_FIELDS)
+    return 200, views.port_doc(row, ctx.base_url, views.PORT_FIELDS, ctx.version)
 
 
 async def _portgroup_id(ctx: Ctx, ident: str, node: str) -> int:
@@ -188,6 +186,7 @@ async def delete_port(ctx: Ctx) -> Any:
 routes = [
     Route("/v1/ports", list_ports, methods=["GET"]),
     Route("/v1/ports", create_port, methods=["POST"]),
+    Route("/v1/ports", missing_ident("port_ident"), methods=["PATCH", "DELETE"]),
     Route("/v1/ports/detail", list_ports_detail, methods=["GET"]),
     Route("/v1/ports/{port}", show_port, methods=["GET"]),
     Route("/v1/ports/{port}", patch_port, methods=["PATCH"]),

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.requests import Request
+
 from ironsight.baremetal.api.base import Ctx
 from ironsight.baremetal.conductor.allocations import ALLOCATIONS
 from ironsight.baremetal.conductor.inventory import (
@@ -31,8 +33,9 @@ from ironsight.baremetal.conductor.inventory import (
     VOLUME_TARGETS,
     Kind,
 )
+from ironsight.common.api.endpoint import RequestContext
 from ironsight.common.auth.identity import Identity, Role
-from ironsight.common.exceptions import Forbidden, Invalid, NotFound
+from ironsight.common.exceptions import Forbidden, Invalid, IronsightError, NotFound
 
 Row = dict[str, Any]
 
@@ -90,15 +93,11 @@ def _relation(row: Row, caller: Identity) -> tuple[bool, bool]:
     return row.get("owner") == caller.project, row.get("lessee") == caller.project
 
 
-def list_project(ctx: Ctx, owner_filter: str | None = None, what: str = "node") -> str | None:
-    """The project a list must be limited to (None: everything). Asking for another project's
-    resources by `owner` is refused, as Ironic's check_list_policy does."""
+def list_project(ctx: Ctx) -> str | None:
+    """The project a list must be limited to (None: everything). A filter on another
+    project's resources (`?owner=`) then finds nothing, as in Ironic 39 (200, empty)."""
     caller = acting_project(ctx)
-    if caller is None:
-        return None
-    if owner_filter is not None and owner_filter != caller.project:
-        raise denied(f"baremetal:{what}:list_all")
-    return caller.project
+    return None if caller is None else caller.project
 
 
 # --- what a route is about -------------------------------------------------------------------
@@ -243,8 +242,8 @@ TABLE: tuple[Entry, ...] = (
     _entry({"GET", "POST", "PUT", "PATCH", "DELETE"}, f"{N}/vendor_passthru{{rest}}", R.SYSTEM,
            "baremetal:node:vendor_passthru", _node),
     # anything else under a node: the node first (404 or concealed), then the endpoint's answer
-    _entry(GET, f"{N}/{{rest}}", R.PROJECT_READER, "baremetal:node:get", _node),
-    _entry(PUT | POST | PATCH | DELETE, f"{N}/{{rest}}", R.SYSTEM, "baremetal:node:update",
+    _entry(GET, f"{N}{{rest}}", R.PROJECT_READER, "baremetal:node:get", _node),
+    _entry(PUT | POST | PATCH | DELETE, f"{N}{{rest}}", R.SYSTEM, "baremetal:node:update",
            _node),
     # ports and portgroups: their node's owner and lessee
     _entry(GET, "/v1/ports", R.LIST, "baremetal:port:list"),
@@ -309,28 +308,84 @@ def _system_policy(method: str, path: str) -> str:
     return f"baremetal:{what}:{'get' if method in GET else 'update'}"
 
 
+def _entry_for(method: str, path: str) -> tuple[Entry, str | None] | None:
+    """The table's entry for a request, and what the first `{}` of its path names."""
+    for entry in TABLE:
+        match = entry.path.fullmatch(path) if method in entry.methods else None
+        if match is not None:
+            return entry, (match.group(1) if entry.resolve is not None else None)
+    return None
+
+
+async def _readable(ctx: Ctx, entry: Entry, ident: str, caller: Identity
+                    ) -> tuple[bool, bool]:
+    """(owner, lessee) of the resource; concealed (404) or refused (403) when the caller's
+    project may not even read it."""
+    assert entry.resolve is not None
+    row, missing = await entry.resolve(ctx, ident)
+    owner, lessee = _relation(row, caller)
+    if not (allows(entry.read, caller.role, owner, lessee) or row.get("public")):
+        raise NotFound(missing) if entry.conceal else denied(entry.read_policy)
+    return owner, lessee
+
+
 async def authorize(ctx: Ctx) -> None:
     """Refuse (403) or conceal (404) what the caller's project may not do or see."""
     caller = acting_project(ctx)
     if caller is None:
         return
     method, path = ctx.request.method, ctx.request.url.path
-    for entry in TABLE:
-        match = entry.path.fullmatch(path) if method in entry.methods else None
-        if match is None:
-            continue
-        if entry.resolve is None:
-            if entry.rule is Rule.SYSTEM:
-                raise denied(entry.policy)
-            return
-        row, missing = await entry.resolve(ctx, match.group(1))
-        owner, lessee = _relation(row, caller)
-        if not (allows(entry.read, caller.role, owner, lessee) or row.get("public")):
-            raise NotFound(missing) if entry.conceal else denied(entry.read_policy)
-        if entry.rule is not entry.read and not allows(entry.rule, caller.role, owner, lessee):
+    found = _entry_for(method, path)
+    if found is None:
+        raise denied(_system_policy(method, path))
+    entry, ident = found
+    if ident is None:
+        if entry.rule is Rule.SYSTEM:
             raise denied(entry.policy)
         return
-    raise denied(_system_policy(method, path))
+    owner, lessee = await _readable(ctx, entry, ident, caller)
+    if entry.rule is not entry.read and not allows(entry.rule, caller.role, owner, lessee):
+        raise denied(entry.policy)
+
+
+async def conceal(request: Request, caller: Identity) -> str | None:
+    """Before a project's caller is refused for its role: the resource's "not found" when
+    the project may not know it exists (Ironic looks the node up before weighing the role:
+    another project's node is a 404 whatever the role), else None."""
+    found = _entry_for(request.method, request.url.path)
+    if found is None or found[1] is None:
+        return None
+    spec = request.app.state.spec
+    try:
+        version = spec.versions.negotiate(request)
+    except IronsightError:
+        version = spec.versions.minimum
+    ctx: Ctx = RequestContext(request, version, spec, request.app.state.deps)
+    try:
+        await _readable(ctx, found[0], found[1], caller)
+    except NotFound as exc:
+        return exc.message
+    except Forbidden:
+        return None
+    return None
+
+
+# --- what a project's caller sees of a node it does not own --------------------------------
+
+# Ironic's get:<field> policies (SYSTEM_OR_OWNER_READER): a lessee sees these redacted.
+_OWNER_ONLY_FIELDS = ("driver_info", "driver_internal_info", "last_error", "reservation")
+
+
+def redact(ctx: Ctx, row: Row, doc: dict[str, Any]) -> None:
+    """Hide from a lessee's caller the node fields only its owner may read, as Ironic's
+    node_sanitize does (a row without `owner` loaded counts as not owned)."""
+    caller = acting_project(ctx)
+    if caller is None or row.get("owner") == caller.project:
+        return
+    for name in _OWNER_ONLY_FIELDS:
+        if name in doc:
+            text = f"** Redacted - requires baremetal:node:get:{name} permission. **"
+            doc[name] = {"content": text} if isinstance(doc[name], dict) else text
 
 
 # --- what depends on the body ----------------------------------------------------------------

@@ -120,11 +120,19 @@ def _string(body: dict[str, Any], name: str) -> str | None:
 
 @endpoint
 async def heartbeat(ctx: Ctx) -> Any:
+    """`POST /v1/heartbeat/{node}`, or `POST /v1/heartbeat` naming the node in the body, as
+    Ironic routes both. A node named by UUID is looked up before the token is checked (an
+    unknown one is a 404, as Ironic); one named by name is not, so that a caller without a
+    token cannot probe node names."""
     _limit(ctx)
-    ident = ctx.param("node_ident")
     body = await ctx.body()
     if not isinstance(body, dict):
         raise Invalid("The heartbeat must be a JSON object")
+    ident = ctx.request.path_params.get("node_ident") or body.pop("node_ident", None)
+    if not isinstance(ident, str) or not ident:
+        raise Invalid("Missing mandatory parameter: node_ident")
+    if is_uuid_like(ident):
+        await ctx.deps.records.get_node(ident)
     callback_url = _string(body, "callback_url")
     if callback_url is None:
         raise Invalid("Missing mandatory parameter: callback_url")
@@ -145,4 +153,5 @@ async def heartbeat(ctx: Ctx) -> Any:
 
 routes = [Route("/v1/continue_inspection", continue_inspection, methods=["POST"]),
           Route("/v1/lookup", lookup, methods=["GET"]),
+          Route("/v1/heartbeat", heartbeat, methods=["POST"]),
           Route("/v1/heartbeat/{node_ident}", heartbeat, methods=["POST"])]

@@ -13,7 +13,7 @@ from ironsight.baremetal.api.base import VERSIONS, Ctx, link, links
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.versions import fmt
 from ironsight.common.clock import utcnow
-from ironsight.common.exceptions import NotFound
+from ironsight.common.exceptions import IronsightError, NotFound
 
 
 def _version_doc(ctx: Ctx) -> dict[str, Any]:
@@ -37,8 +37,9 @@ async def v1(ctx: Ctx) -> Any:
         "id": "v1",
         "links": [link(base, "v1/"), {"href": "https://docs.openstack.org/ironic/latest/",
                                       "rel": "describedby", "type": "text/html"}],
-        "media_types": [{"base": "application/json",
-                         "type": "application/vnd.openstack.ironic.v1+json"}],
+        # one object, as Ironic 39 answers (its api-ref shows a list)
+        "media_types": {"base": "application/json",
+                        "type": "application/vnd.openstack.ironic.v1+json"},
         "chassis": links(base, "chassis"), "nodes": links(base, "nodes"),
         "ports": links(base, "ports"), "drivers": links(base, "drivers"),
         "version": _version_doc(ctx),
@@ -46,6 +47,13 @@ async def v1(ctx: Ctx) -> Any:
     for name in microversions.resource_links(ctx.version):
         doc.setdefault(name, links(base, name))
     return 200, doc
+
+
+@endpoint
+async def refuse_v1_delete(ctx: Ctx) -> Any:
+    """Ironic's v1 controller takes a DELETE and refuses it as a malformed request."""
+    raise IronsightError("The server could not comply with the request since it is either "
+                         "malformed or otherwise incorrect.", code=405)
 
 
 @endpoint
@@ -128,8 +136,9 @@ async def raid_logical_disk_properties(ctx: Ctx) -> Any:
 
 
 routes = [
-    Route("/", root, methods=["GET"]),
+    Route("/", root, methods=["GET", "POST"]),  # Ironic's root answers a POST as a GET
     Route("/v1", v1, methods=["GET"]),
+    Route("/v1", refuse_v1_delete, methods=["DELETE"]),
     Route("/v1/", v1, methods=["GET"]),
     Route("/v1/shards", list_shards, methods=["GET"]),
     Route("/v1/drivers", list_drivers, methods=["GET"]),

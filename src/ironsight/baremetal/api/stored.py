@@ -107,7 +107,7 @@ async def list_docs(res: Resource, ctx: Ctx, detail: bool, node: str | None = No
                 node, node_field = value, "node"
             else:
                 filters[column] = value
-    project = project_scope.list_project(ctx, what=res.kind.what.lower().replace(" ", "_"))
+    project = project_scope.list_project(ctx)
     if project is not None:
         filters[f"_{res.project_list}"] = project
     rows = await ctx.deps.records.inventory.list_rows(

@@ -143,16 +143,26 @@ def shown_state(state: str, version: tuple[int, int]) -> str:
 
 PORT_FIELDS = ("uuid", "address", "node_uuid", "pxe_enabled", "local_link_connection", "extra",
                "physical_network", "created_at", "updated_at", "internal_info", "is_smartnic",
-               "portgroup_uuid", "name", "description", "vendor", "category")
+               "portgroup_uuid", "name", "description", "vendor", "category",
+               "available_for_dynamic_portgroup")
 PORT_LIST_FIELDS = ("uuid", "address")
+# the microversion that added each port field: hidden below it, as Ironic does
+PORT_FIELD_VERSIONS = {"internal_info": 18, "pxe_enabled": 19, "local_link_connection": 19,
+                       "portgroup_uuid": 24, "physical_network": 34, "is_smartnic": 53,
+                       "name": 88, "description": 97, "vendor": 100, "category": 101,
+                       "available_for_dynamic_portgroup": 111}
 _PORT_CONSTANT: dict[str, Any] = {"internal_info": {}, "is_smartnic": False,
                                   "name": None, "description": None,
-                                  "vendor": None, "category": None}
+                                  "vendor": None, "category": None,
+                                  "available_for_dynamic_portgroup": False}
 
 
-def port_doc(row: Mapping[str, Any], base: str, fields: Iterable[str]) -> dict[str, Any]:
+def port_doc(row: Mapping[str, Any], base: str, fields: Iterable[str],
+             version: tuple[int, int]) -> dict[str, Any]:
     doc: dict[str, Any] = {}
     for f in fields:
+        if PORT_FIELD_VERSIONS.get(f, 0) > version[1]:
+            continue
         if f in _PORT_CONSTANT:
             doc[f] = _PORT_CONSTANT[f]
         elif f in ("created_at", "updated_at"):

@@ -44,7 +44,7 @@ POWER_TARGETS = (states.POWER_ON, states.POWER_OFF, states.REBOOT)
 POWER_ERROR_PREFIX = "Failed to change power state to"
 # The interfaces `GET /v1/nodes/{node}/validate` reports on, as Ironic lists them.
 VALIDATED_INTERFACES = ("boot", "console", "deploy", "inspect", "management", "power", "raid",
-                        "rescue", "storage", "network", "bios")
+                        "rescue", "storage", "network", "bios", "firmware")
 
 
 def conductor_name(conf: Config) -> str:
@@ -193,6 +193,32 @@ class Conductor:
             await driver.management.set_boot_device(task.context, device, persistent)
             await task.save(f"Boot device set to {device} (persistent={persistent})",
                             event_type="management", release=True)
+
+    async def set_boot_mode(self, ident: str, mode: str) -> None:
+        await self._manage(ident, lambda m, n: m.set_boot_mode(n, mode),
+                           f"Boot mode set to {mode}")
+
+    async def set_secure_boot(self, ident: str, enabled: bool) -> None:
+        await self._manage(ident, lambda m, n: m.set_secure_boot_state(n, enabled),
+                           f"Secure Boot {'enabled' if enabled else 'disabled'}")
+
+    async def get_virtual_media(self, ident: str) -> list[dict[str, Any]]:
+        node = await self.records.get_node(ident)
+        management = self.drivers.for_node(node).management
+        ctx = self.secrets.context(node)
+        management.validate(ctx)
+        return await management.get_virtual_media(ctx)
+
+    async def inject_nmi(self, ident: str) -> None:
+        await self._manage(ident, lambda m, n: m.inject_nmi(n), "NMI injected")
+
+    async def _manage(self, ident: str, action: Any, event: str) -> None:
+        """One management call under the node's lock, written to its history."""
+        async with self.tasks.locked(ident) as task:
+            driver = self.drivers.for_node(task.node)
+            driver.management.validate(task.context)
+            await action(driver.management, task.context)
+            await task.save(event, event_type="management", release=True)
 
     async def get_boot_device(self, ident: str) -> dict[str, Any]:
         node = await self.records.get_node(ident)

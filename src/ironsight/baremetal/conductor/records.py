@@ -97,8 +97,9 @@ class Records:
     async def create_node(self, values: Row, initial_state: str) -> Row:
         self.check_driver(values["driver"], values)
         values["driver_info"] = self.tasks.secrets.seal(values.get("driver_info"))
+        # provision_updated_at stays empty until the first state change, as in Ironic
         values.update(provision_state=initial_state, power_state=None, maintenance=False,
-                      provision_updated_at=dbapi.utcnow(), driver_internal_info={})
+                      driver_internal_info={})
         event = dbapi.history_row(None, f"Node created with driver {values['driver']}",
                                   conductor=self.tasks.owner)
         chassis_uuid = values.pop("chassis_uuid", None)
@@ -132,8 +133,8 @@ class Records:
                     if new[key] == row[key]:
                         new[key] = None
                 self.check_driver(new["driver"], new)
-            elif any(row.get(key) and not new.get(key) for key in INTERFACE_FIELDS):
-                self.check_driver(new["driver"], new)  # removed: the hardware type's default
+            elif any(row.get(key) != new.get(key) for key in INTERFACE_FIELDS):
+                self.check_driver(new["driver"], new)  # changed, or removed: the default
             if new["driver_info"] != row["driver_info"]:
                 new["driver_info"] = self.tasks.secrets.seal(new["driver_info"],
                                                              row["driver_info"])
@@ -321,9 +322,10 @@ class Records:
                 iface = key.removesuffix("_interface")
                 accepted = driver.accepted(iface)
                 if value not in accepted:
-                    raise InvalidParameterValue(
-                        f"{key}: {iface} interface implementation '{value}' is not supported "
-                        f"by hardware type {name} (supported: {', '.join(accepted)}).")
+                    raise InvalidParameterValue(  # Ironic's words, naming the field
+                        "Could not find the following interface in the "
+                        f"'ironic.hardware.interfaces.{iface}' entrypoint: {value}. Valid "
+                        f"interfaces are {sorted(accepted)}.")
         for iface, value in names.items():
             key = f"{iface}_interface"
             if key in INTERFACE_FIELDS and not values.get(key):

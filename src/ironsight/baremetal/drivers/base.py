@@ -100,8 +100,22 @@ class ManagementInterface(BaseInterface):
     async def get_boot_device(self, node: NodeContext) -> dict[str, Any]:
         """{'boot_device': 'pxe'|'disk'|None, 'persistent': bool|None}"""
 
-    # Indicators (LEDs, API 1.63): none unless an interface has them, as in Ironic, whose
-    # answer names the missing method.
+    # Boot mode and Secure Boot (API 1.76), indicators (LEDs, API 1.63), NMI: none unless
+    # an interface has them, as in Ironic, whose answer names the missing method.
+
+    async def set_boot_mode(self, node: NodeContext, mode: str) -> None:
+        """Boot in `mode` ('bios' or 'uefi') from now on."""
+        raise _unsupported(node, "set_boot_mode")
+
+    async def set_secure_boot_state(self, node: NodeContext, enabled: bool) -> None:
+        raise _unsupported(node, "set_secure_boot_state")
+
+    async def inject_nmi(self, node: NodeContext) -> None:
+        raise _unsupported(node, "inject_nmi")
+
+    async def get_virtual_media(self, node: NodeContext) -> list[dict[str, Any]]:
+        """What the BMC has inserted: [{'device_type', 'image_url', 'inserted'}...]."""
+        raise _unsupported(node, "get_virtual_media")
 
     async def supported_indicators(self, node: NodeContext) -> dict[str, dict[str, Any]]:
         """{component: {indicator: {'readonly': bool, 'states': [...]}}}"""

@@ -101,6 +101,12 @@ class FakeManagement(ManagementInterface):
         """What was set last; a node never set boots from PXE, as Ironic's fake says."""
         return dict(self.boot_devices.get(node.uuid, _FAKE_BOOT))
 
+    async def set_boot_mode(self, node: NodeContext, mode: str) -> None:
+        """Taken and forgotten, as Ironic's fake management does."""
+
+    async def set_secure_boot_state(self, node: NodeContext, enabled: bool) -> None:
+        """Taken and forgotten, as Ironic's fake management does."""
+
     async def supported_indicators(self, node: NodeContext) -> dict[str, dict[str, Any]]:
         return copy.deepcopy(FAKE_INDICATORS)
 

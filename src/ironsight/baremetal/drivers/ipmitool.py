@@ -178,3 +178,7 @@ class IpmitoolManagement(_IpmitoolInterface, ManagementInterface):
     async def get_boot_device(self, node: NodeContext) -> dict[str, Any]:
         info = parse_ipmi_info(node)
         return parse_boot_param(await self.ipmitool.run(info, "chassis", "bootparam", "get", "5"))
+
+    async def inject_nmi(self, node: NodeContext) -> None:
+        """A diagnostic interrupt, as Ironic's ipmitool management sends it."""
+        await self.ipmitool.run(parse_ipmi_info(node), "chassis", "power", "diag")

@@ -25,9 +25,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ironsight.common.api.errors import Envelope
 from ironsight.common.api.metrics import CONTENT_TYPE, Metrics
 from ironsight.common.api.versions import Version, VersionPolicy
+from ironsight.common.auth.identity import Identity
 from ironsight.common.auth.middleware import Authenticator, AuthMiddleware
 from ironsight.common.auth.policy import AccessRules
-from ironsight.common.exceptions import IronsightError
+from ironsight.common.exceptions import IronsightError, RoutingError
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,9 @@ class ApiSpec:
     # after routing, before the endpoint: refuses what the caller may not do to this very
     # resource (a project's caller, another project's node); given the RequestContext
     authorize: Callable[[Any], Awaitable[None]] | None = None
+    # before a role refusal of a project's caller: the "not found" text of a resource its
+    # project may not know exists (given the Request and the caller), else None
+    conceal: Callable[[Request, Identity], Awaitable[str | None]] | None = None
 
 
 def json_response(data: Any, status: int = 200, headers: dict[str, str] | None = None
@@ -61,17 +65,37 @@ def error_response(spec: ApiSpec, exc: IronsightError, version: Version | None) 
     return json_response(spec.envelope(exc), status=exc.code, headers=headers)
 
 
+def allowed_methods(routes: Sequence[BaseRoute], scope: Scope) -> list[str]:
+    """The methods the routes serving a path answer (Allow of a 405), HEAD left out as
+    Ironic's framework does; a catch-all route does not count."""
+    methods: set[str] = set()
+    for route in routes:
+        if getattr(route, "catch_all", False) or not isinstance(route, Route):
+            continue
+        if route.matches(scope)[0] is not Match.NONE:
+            methods.update(route.methods or ())
+    return sorted(methods - {"HEAD"})
+
+
+def not_allowed(request: Request) -> RoutingError:
+    allow = allowed_methods(request.app.router.routes, request.scope)
+    return RoutingError(f"Method {request.method} is not allowed on {request.url.path}",
+                        405, headers={"Allow": ", ".join(allow)})
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
-    """Starlette's own 404 (no route) and 405 (no such method), in the service's envelope."""
+    """Starlette's own 404 (no route) and 405 (no such method), as the framework's answer
+    in the service's envelope."""
     assert isinstance(exc, HTTPException)
-    if exc.status_code == 404:
-        message = f"The resource could not be found: {request.url.path}"
-    elif exc.status_code == 405:
-        message = f"Method {request.method} is not allowed on {request.url.path}"
-    else:
-        message = str(exc.detail)
     spec: ApiSpec = request.app.state.spec
-    return error_response(spec, IronsightError(message, code=exc.status_code), None)
+    error: IronsightError
+    if exc.status_code == 404:
+        error = RoutingError(f"The resource could not be found: {request.url.path}", 404)
+    elif exc.status_code == 405:
+        error = not_allowed(request)
+    else:
+        error = IronsightError(str(exc.detail), code=exc.status_code)
+    return error_response(spec, error, None)
 
 
 class VersionGate:
@@ -123,13 +147,25 @@ def create_app(spec: ApiSpec, deps: Any, routes: Sequence[BaseRoute]) -> Starlet
     middleware = []
     if spec.authenticator is not None:
 
-        def deny(status: int, message: str, headers: dict[str, str]) -> Response:
-            response = error_response(spec, IronsightError(message, code=status), None)
+        def deny(scope: Scope, status: int, message: str, headers: dict[str, str]) -> Response:
+            try:  # the version the request asked for, in the refusal's headers too
+                version: Version | None = spec.versions.negotiate(Request(scope))
+            except IronsightError:
+                version = None
+            response = error_response(spec, IronsightError(message, code=status), version)
             response.headers.update(headers)
             return response
 
+        conceal = None
+        if spec.conceal is not None:
+            hook = spec.conceal
+
+            async def conceal(scope: Scope, identity: Identity) -> str | None:
+                return await hook(Request(scope), identity)
+
         middleware.append(Middleware(AuthMiddleware, authenticator=spec.authenticator,
-                                     rules=spec.access, deny=deny, routed=routed_by(served)))
+                                     rules=spec.access, deny=deny, routed=routed_by(served),
+                                     conceal=conceal))
     if spec.gate is not None:
         middleware.append(Middleware(VersionGate, spec=spec))
     app = Starlette(routes=served, middleware=middleware,

@@ -12,11 +12,12 @@ for the same answer. No web framework here: client code imports this module.
 from __future__ import annotations
 
 import contextlib
+import http
 import json
 from collections.abc import Callable
 from typing import Any
 
-from ironsight.common.exceptions import IronsightError
+from ironsight.common.exceptions import IronsightError, RoutingError
 
 Envelope = Callable[[IronsightError], dict[str, Any]]
 # A plain-text error body (an HTML page from a proxy, say) is shown up to this length.
@@ -24,6 +25,10 @@ MAX_TEXT = 500
 
 
 def ironic_envelope(exc: IronsightError) -> dict[str, Any]:
+    if isinstance(exc, RoutingError):  # pecan's (webob's) own document, as Ironic's
+        return {"error_message": json.dumps({
+            "code": exc.code, "title": http.HTTPStatus(exc.code).phrase,
+            "description": exc.description})}
     fault = {"faultcode": "Client" if exc.code < 500 else "Server",
              "faultstring": exc.message, "debuginfo": None}
     return {"error_message": json.dumps(fault)}

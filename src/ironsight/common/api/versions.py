@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from ironsight.common.exceptions import Invalid, NotAcceptable
+from ironsight.common.exceptions import Invalid, IronsightError, NotAcceptable, RoutingError
 
 Version = tuple[int, int]
 # At most 9 digits each side: a version header is short, and int() of a long digit string costs
@@ -51,6 +51,11 @@ class VersionPolicy:
     too_old: str  # an endpoint or feature newer than the request's version
     request_ids: bool = False  # answer with openstack-request-id (Ironic does)
     vary: bool = False
+    malformed_status: int = 400  # Ironic: 406
+    # a version of another major (Ironic words it apart); None: `unsupported` as for any
+    other_major: str | None = None
+    # refused by the web framework before the API (Ironic's webob): RoutingError's form
+    framework_form: bool = False
 
     @property
     def min_header(self) -> str:
@@ -79,10 +84,21 @@ class VersionPolicy:
         version = parse(raw) if len(raw) <= MAX_HEADER_LENGTH else None
         if version is None:
             raw = raw if len(raw) <= MAX_HEADER_LENGTH else raw[:MAX_HEADER_LENGTH] + "..."
-            raise Invalid(self.malformed.format(**self._fields(raw)))
+            raise self._refusal(self.malformed.format(**self._fields(raw)),
+                                self.malformed_status)
         if not self.minimum <= version <= self.maximum:
-            raise NotAcceptable(self.unsupported.format(**self._fields(raw)))
+            template = self.unsupported
+            if self.other_major is not None and version[0] != self.minimum[0]:
+                template = self.other_major
+            raise self._refusal(template.format(**self._fields(raw)), 406)
         return version
+
+    def _refusal(self, message: str, code: int) -> IronsightError:
+        if self.framework_form:
+            return RoutingError(message, code, description=message)
+        if code == 406:
+            return NotAcceptable(message)
+        return Invalid(message) if code == 400 else IronsightError(message, code)
 
     def require(self, version: Version, minor: int) -> None:
         if version[1] < minor:

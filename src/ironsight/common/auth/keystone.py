@@ -22,6 +22,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
+from typing import Any
 
 from keystoneauth1 import access, session
 from keystoneauth1 import exceptions as ks_exc
@@ -76,6 +77,10 @@ class Keystone:
         self.session = keystone or service_session(conf)
         self.auth_url = section.auth_url
         self.challenge = f'Keystone uri="{section.www_authenticate_uri or section.auth_url}"'
+        # keystonemiddleware's answer to a request without a valid token, as Ironic's
+        self.unauthorized_body: dict[str, Any] | None = {"error": {
+            "code": 401, "title": "Unauthorized",
+            "message": "The request you have made requires authentication."}}
         self.endpoint = {"service_type": "identity", "interface": section.interface,
                          "version": (3, 0)}
         self.cache_time = section.token_cache_time

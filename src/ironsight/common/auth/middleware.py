@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-from collections.abc import Callable, Mapping
-from typing import Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 from starlette.datastructures import Headers
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ironsight.common.auth.htpasswd import UserFile
@@ -27,6 +27,9 @@ class Authenticator(Protocol):
     name: str
     challenge: str  # the WWW-Authenticate header of a 401
     asks_for: str  # what a 401's message tells the caller to give
+    # a 401's whole body where the mirrored upstream answers in its own words (Ironic's
+    # keystonemiddleware), else None: the API's envelope
+    unauthorized_body: dict[str, Any] | None
 
     async def identify(self, headers: Mapping[str, str]) -> Identity | None:
         """The caller named by the request's headers (lower-case names); None: not
@@ -46,6 +49,7 @@ class NoAuth:
     name = "noauth"
     challenge = ""
     asks_for = ""
+    unauthorized_body: dict[str, Any] | None = None
 
     async def identify(self, headers: Mapping[str, str]) -> Identity | None:
         return ANONYMOUS_ADMIN
@@ -89,6 +93,7 @@ class HttpBasic:
     name = "http_basic"
     challenge = f'Basic realm="{REALM}"'
     asks_for = "the credentials of a user of this service (HTTP Basic)"
+    unauthorized_body: dict[str, Any] | None = None
 
     def __init__(self, users: UserFile, roles: Mapping[str, Role], default_role: Role | None,
                  projects: Mapping[str, str] | None = None) -> None:
@@ -113,9 +118,13 @@ class HttpBasic:
         return Identity(user, role, self.projects.get(user))
 
 
-Deny = Callable[[int, str, dict[str, str]], Response]
+# The refusal of a request (its scope): status, message, headers to add.
+Deny = Callable[[Scope, int, str, dict[str, str]], Response]
 # Whether a route of the application serves this request's method and path.
 Routed = Callable[[Scope], bool]
+# For a caller acting for a project whose role falls short: the resource's "not found" text
+# when its project may not even know the resource exists (then 404, not 403), else None.
+Conceal = Callable[[Scope, Identity], Awaitable[str | None]]
 
 
 class AuthMiddleware:
@@ -124,12 +133,14 @@ class AuthMiddleware:
     controllers: a path or method nothing serves is a 404 or 405 whoever asks, not a 403."""
 
     def __init__(self, app: ASGIApp, authenticator: Authenticator, rules: AccessRules,
-                 deny: Deny, routed: Routed | None = None) -> None:
+                 deny: Deny, routed: Routed | None = None,
+                 conceal: Conceal | None = None) -> None:
         self.app = app
         self.authenticator = authenticator
         self.rules = rules
         self.deny = deny
         self.routed = routed
+        self.conceal = conceal
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -148,12 +159,22 @@ class AuthMiddleware:
         except Unavailable as exc:
             await self._refuse(scope, receive, send, 503, str(exc), {})
             return
+        if identity is None and self.authenticator.unauthorized_body is not None:
+            await JSONResponse(self.authenticator.unauthorized_body, status_code=401,
+                               headers={"WWW-Authenticate": self.authenticator.challenge})(
+                scope, receive, send)
+            return
         if identity is None:
             await self._refuse(scope, receive, send, 401,
                                f"Authentication required: give {self.authenticator.asks_for}.",
                                {"WWW-Authenticate": self.authenticator.challenge})
             return
         if identity.role < needed and (self.routed is None or self.routed(scope)):
+            missing = await self.conceal(scope, identity) \
+                if self.conceal is not None and identity.project else None
+            if missing is not None:  # as Ironic: what a project may not see is not found
+                await self._refuse(scope, receive, send, 404, missing, {})
+                return
             await self._refuse(scope, receive, send, 403,
                                f"User {identity.user!r} has role {identity.role.name.lower()}"
                                f"; {method} {path} needs role {needed.name.lower()}.", {})
@@ -164,4 +185,4 @@ class AuthMiddleware:
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, status: int,
                       message: str, headers: dict[str, str]) -> None:
-        await self.deny(status, message, headers)(scope, receive, send)
+        await self.deny(scope, status, message, headers)(scope, receive, send)

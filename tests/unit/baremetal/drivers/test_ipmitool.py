@@ -161,6 +161,7 @@ case "$*" in
   *"power off") echo off > $d/power; echo "Chassis Power Control: Down/Off" ;;
   *"power reset") echo "Chassis Power Control: Reset" ;;
   *"chassis bootdev "*) echo "Set Boot Device to pxe" ;;
+  *"chassis power diag") echo "Chassis Power Control: Diag" ;;
   *) echo "unknown command: $*" >&2; exit 1 ;;
 esac
 """)
@@ -269,6 +270,12 @@ async def test_persistent_boot_device_adds_the_persistent_option(tmp_path: Path)
     await IpmitoolManagement(ipmitool.conf()).set_boot_device(node(**INFO), "disk",
                                                               persistent=True)
     assert ipmitool.commands() == ["chassis bootdev disk options=persistent"]
+
+
+async def test_an_nmi_is_a_diagnostic_interrupt(tmp_path: Path) -> None:
+    ipmitool = FakeIpmitool(tmp_path)
+    await IpmitoolManagement(ipmitool.conf()).inject_nmi(node(**INFO))
+    assert ipmitool.commands() == ["chassis power diag"]
 
 
 async def test_one_time_boot_device_has_no_options(tmp_path: Path) -> None:

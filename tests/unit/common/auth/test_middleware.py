@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import bcrypt
 import httpx
@@ -82,6 +83,7 @@ class Scripted:
     name = "scripted"
     challenge = 'Scripted realm="x"'
     asks_for = "a scripted credential"
+    unauthorized_body: dict[str, Any] | None = None
 
     def __init__(self, answer: Identity | Exception | None) -> None:
         self.answer = answer
@@ -98,7 +100,7 @@ def app_with(auth: Scripted) -> httpx.AsyncClient:
     async def ok(request: Request) -> Response:
         return PlainTextResponse("ok")
 
-    def deny(status: int, message: str, headers: dict[str, str]) -> Response:
+    def deny(scope: Any, status: int, message: str, headers: dict[str, str]) -> Response:
         return JSONResponse({"error": message}, status_code=status, headers=headers)
 
     app = Starlette(routes=[Route("/v1/nodes", ok, methods=["GET", "DELETE"])],
