@@ -30,7 +30,8 @@ lint: venv
 # A real Keystone (auth_strategy = keystone tests), a stock ironic-python-agent (the ramdisk
 # tests), openstacksdk's own bare-metal test suite (tests/compat, run by
 # tests/functional/compat) and the `openstack` CLI with the inspector client's plugin
-# (tests/functional/compat/test_inspector_osc.py) live in venvs of their own under $(STATE).
+# (tests/functional/compat/test_inspector_osc.py) and sushy-tools' Redfish emulator (the redfish
+# driver's tests) live in venvs of their own under $(STATE).
 test: venv lint
 	@mkdir -p $(STATE)
 	IRONSIGHT_TEST_PG_URL=$$(scripts/ensure-postgres.sh $(STATE)) \
@@ -38,6 +39,7 @@ test: venv lint
 	IRONSIGHT_TEST_SDK_SUITE_VENV=$$(scripts/ensure-sdk-suite.sh $(STATE)) \
 	IRONSIGHT_TEST_IPA_VENV=$$(scripts/ensure-ipa.sh $(STATE)) \
 	IRONSIGHT_TEST_OSC_VENV=$$(scripts/ensure-osc.sh $(STATE)) \
+	IRONSIGHT_SUSHY_TOOLS_VENV=$$(scripts/ensure-sushy-tools.sh $(STATE)) \
 	  $(VENV)/bin/pytest -q -p no:cacheprovider
 
 unit: venv

@@ -27,8 +27,10 @@ KNOWN_ARCHES = frozenset({"x86_64", "i686", "i386", "aarch64", "armv7l", "ppc64l
 
 PORT_FIELDS = ("ipmi_port", "ssh_port")
 ADDRESS_FIELDS = ("ipmi_address", "ssh_address")
-SECRET_FIELDS = ("ipmi_password", "ssh_password", "ssh_key_contents")
-STRING_FIELDS = ("ipmi_username", "ssh_username", "ssh_vm_name", "ssh_virt_type")
+SECRET_FIELDS = ("ipmi_password", "ssh_password", "ssh_key_contents", "redfish_password")
+STRING_FIELDS = ("ipmi_username", "ssh_username", "ssh_vm_name", "ssh_virt_type",
+                 "redfish_address", "redfish_username", "redfish_system_id",
+                 "redfish_auth_type")
 
 _LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
 _DIGITS = re.compile(r"[0-9]{1,10}")

@@ -143,7 +143,7 @@ class DatabaseSection:
 @dataclass(frozen=True)
 class ConductorSection:
     enabled_hardware_types: list[str] = opt(
-        ["fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"],
+        ["fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh", "redfish"],
         "Hardware types to load (`fake` is an alias of `fake-hardware`).")
     workers_pool_size: int = opt(
         300, "Long actions (power, verification, inspection start) run at once at most; "
@@ -497,6 +497,20 @@ class SshSection:
 
 
 @dataclass(frozen=True)
+class RedfishSection:
+    auth_type: str = opt(
+        "auto", "How the redfish driver logs in to a BMC when a node's driver_info says "
+        "nothing (`redfish_auth_type`): `session` (a Redfish session), `basic` (HTTP basic "
+        "on every request) or `auto` (a session where the BMC offers one, else basic), as "
+        "Ironic's [redfish] auth_type.", choices=("auto", "session", "basic"))
+    connect_timeout: float = opt(10.0, "Seconds to connect to a BMC.", minimum=0.1)
+    read_timeout: float = opt(60.0, "Seconds one BMC answer may take.", minimum=0.1)
+    connection_cache_size: int = opt(
+        1000, "BMC connections (and their Redfish sessions) kept for reuse, least recently "
+        "used first out; 0: a new one for every call.", minimum=0)
+
+
+@dataclass(frozen=True)
 class KeystoneAuthtokenSection:
     """auth_strategy = keystone: where tokens are validated, as whom (keystonemiddleware's
     option names, as Ironic's and ironic-inspector's configurations have them)."""
@@ -551,6 +565,7 @@ class Config:
     pxe_filter: PxeFilterSection = field(default_factory=PxeFilterSection)
     ipmi: IpmiSection = field(default_factory=IpmiSection)
     ssh: SshSection = field(default_factory=SshSection)
+    redfish: RedfishSection = field(default_factory=RedfishSection)
     keystone_authtoken: KeystoneAuthtokenSection = field(
         default_factory=KeystoneAuthtokenSection)
 

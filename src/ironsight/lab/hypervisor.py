@@ -379,13 +379,14 @@ def domain_xml(spec: VmSpec, files: VmFiles, *, emulator: str = QEMU) -> str:
                       template=str(fw.vars_template)).text = str(files.nvram)
     ET.SubElement(os_element, "boot", dev="hd")
     ET.SubElement(os_element, "smbios", mode="sysinfo")
-    if fw.uefi:
-        # OVMF hands the OS its hardware in ACPI tables (libvirt turns ACPI off unless told)
-        features = ET.SubElement(domain, "features")
-        ET.SubElement(features, "acpi")
-        if fw.secure_boot:  # OVMF's secure build runs only with SMM; no S3, as in qemu.py
-            ET.SubElement(features, "smm", state="on")
-            ET.SubElement(ET.SubElement(domain, "pm"), "suspend-to-mem", enabled="no")
+    # ACPI, as QEMU's command line has it by default (libvirt turns it off unless told): OVMF
+    # hands the OS its hardware in ACPI tables, and a BIOS VM switched to UEFI (Redfish boot
+    # mode) needs it too
+    features = ET.SubElement(domain, "features")
+    ET.SubElement(features, "acpi")
+    if fw.uefi and fw.secure_boot:  # OVMF's secure build runs only with SMM; no S3 (qemu.py)
+        ET.SubElement(features, "smm", state="on")
+        ET.SubElement(ET.SubElement(domain, "pm"), "suspend-to-mem", enabled="no")
     ET.SubElement(domain, "on_reboot").text = "restart"
     devices = ET.SubElement(domain, "devices")
     ET.SubElement(devices, "emulator").text = path

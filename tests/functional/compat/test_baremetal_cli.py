@@ -99,3 +99,32 @@ def test_node_delete(baremetal_url: str, node: dict[str, Any]) -> None:
     bm(baremetal_url, "node", "delete", node["name"])
     proc = bm(baremetal_url, "node", "show", node["name"], check=False)
     assert "could not be found" in proc.stderr
+
+
+def test_a_redfish_node_is_created_and_validated(baremetal_url: str) -> None:
+    name = f"bm-rf-{uuid.uuid4().hex[:8]}"
+    created = bm_json(baremetal_url, "node", "create", "--driver", "redfish", "--name", name,
+                      "--driver-info", "redfish_address=https://10.0.0.5",
+                      "--driver-info", "redfish_system_id=/redfish/v1/Systems/1",
+                      "--driver-info", "redfish_username=admin",
+                      "--driver-info", "redfish_password=rf-secret-1")
+    try:
+        assert created["driver_info"]["redfish_password"] == "******"
+        assert (created["power_interface"], created["management_interface"],
+                created["boot_interface"]) == ("redfish", "redfish", "ipxe")
+        rows = bm_json(baremetal_url, "node", "validate", name)
+        results = {r["Interface"]: r["Result"] for r in rows}
+        assert results["power"] is True and results["management"] is True
+    finally:
+        httpx.delete(f"{baremetal_url}/v1/nodes/{created['uuid']}")
+
+
+def test_a_redfish_node_without_address_fails_validation_naming_it(baremetal_url: str) -> None:
+    name = f"bm-rf-{uuid.uuid4().hex[:8]}"
+    created = bm_json(baremetal_url, "node", "create", "--driver", "redfish", "--name", name)
+    try:
+        rows = bm_json(baremetal_url, "node", "validate", name)
+        power = next(r for r in rows if r["Interface"] == "power")
+        assert power["Result"] is False and "redfish_address" in power["Reason"]
+    finally:
+        httpx.delete(f"{baremetal_url}/v1/nodes/{created['uuid']}")

@@ -97,6 +97,19 @@ def test_create_node_returns_an_enrolled_node(baremetal: Proxy) -> None:
         baremetal.delete_node(created.id)
 
 
+def test_a_redfish_node_is_created_and_validated(baremetal: Proxy) -> None:
+    created = baremetal.create_node(
+        driver="redfish", name=f"sdk-rf-{uuid.uuid4().hex[:8]}",
+        driver_info={"redfish_address": "https://10.0.0.5", "redfish_username": "admin",
+                     "redfish_password": "rf-secret-2"})
+    try:
+        assert created.driver_info["redfish_password"] == "******"
+        result = baremetal.validate_node(created, required=("power", "management"))
+        assert result["power"].result and result["management"].result
+    finally:
+        baremetal.delete_node(created.id, ignore_missing=True)
+
+
 def test_get_node_by_name(baremetal: Proxy, node: Node) -> None:
     got = baremetal.get_node(node.name)
     assert (got.id, got.name, got.provision_state) == (node.id, node.name, "enroll")
@@ -225,4 +238,4 @@ def test_delete_port(baremetal: Proxy, node: Node, port: Any) -> None:
 
 def test_drivers_lists_the_hardware_types(baremetal: Proxy) -> None:
     names = {d.name for d in baremetal.drivers()}
-    assert names == {"fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"}
+    assert names == {"fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh", "redfish"}

@@ -10,7 +10,7 @@ import pytest
 
 from .helpers import Service
 
-HARDWARE_TYPES = {"fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"}
+HARDWARE_TYPES = {"fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh", "redfish"}
 
 
 def test_drivers_are_listed_with_their_host(client):

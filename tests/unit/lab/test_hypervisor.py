@@ -90,7 +90,11 @@ def test_a_bios_domain_has_libvirts_default_firmware_and_rom(tmp_path: Path) -> 
     root = domain(tmp_path)
     assert root.find("os/loader") is None and root.find("os/nvram") is None
     assert root.find("devices/interface/rom") is None
-    assert root.find("features") is None
+    assert root.find("features/smm") is None
+
+
+def test_every_domain_has_acpi_as_qemus_command_line(tmp_path: Path) -> None:
+    assert domain(tmp_path).find("features/acpi") is not None
 
 
 @pytest.mark.parametrize(("kind", "code", "secure"), [

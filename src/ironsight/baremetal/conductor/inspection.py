@@ -31,6 +31,7 @@ from ironsight.baremetal.conductor.task import NodeTask, TaskManager
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import nodes
 from ironsight.baremetal.drivers.base import (
+    Findings,
     InspectInterface,
     InspectOutcome,
     NodeContext,
@@ -89,11 +90,12 @@ class Inspection:
 
     async def begin(self, task: NodeTask) -> None:
         driver = self.drivers.for_node(task.node)
-        if driver.inspect is None:
+        iface = driver.inspect_for(task.node)
+        if iface is None:
             raise UnsupportedDriverExtension(
                 f"Driver {task.node['driver']} does not support inspection "
                 "(disabled or not implemented).")
-        driver.inspect.validate(task.context)
+        iface.validate(task.context)
         driver.power.validate(task.context)
         self.tasks.workers.check_free()
         await task.transition("inspect", target=states.MANAGEABLE,
@@ -101,7 +103,7 @@ class Inspection:
         task.spawn(self._run, "inspect")
 
     async def _run(self, task: NodeTask) -> None:
-        iface = self.drivers.for_node(task.node).inspect
+        iface = self.drivers.for_node(task.node).inspect_for(task.node)
         assert iface is not None
         node = task.context
         if not iface.hands_off:
@@ -204,15 +206,35 @@ class Inspection:
             await task.transition("wait", target=states.MANAGEABLE, release=True,
                                   detail=detail, **values)
         else:
+            if outcome.findings is not None:
+                values = {**values, **await self._record_findings(task, outcome.findings)}
             await task.transition("done", inspection_finished_at=dbapi.utcnow(), release=True,
                                   detail=detail, **values)
+
+    async def _record_findings(self, task: NodeTask, findings: Findings) -> dict[str, Any]:
+        """What an out-of-band inspection found, written by the conductor under the node's
+        lock: a port for each MAC no port has yet (one transaction, fenced), and the node
+        values (properties, with the boot mode in its capabilities) for the final write."""
+        async with self.db.begin() as conn:
+            await task.fence(conn)
+            for mac in findings.macs:
+                if await dbapi.port_by_address(conn, mac) is not None:
+                    continue
+                event = dbapi.history_row(None, f"Port {mac} created by inspection",
+                                          event_type="port", conductor=self.tasks.owner)
+                await dbapi.create_port(conn, task.uuid, {"address": mac}, event)
+        properties = {**(task.node.get("properties") or {}), **findings.properties}
+        if findings.boot_mode is not None:
+            properties["capabilities"] = _with_capability(
+                properties.get("capabilities"), "boot_mode", findings.boot_mode)
+        return {"properties": properties}
 
     # --- powering off, when the conductor boots the node ---------------------------------
 
     def powers_off(self, node: dict[str, Any]) -> bool:
         """Whether the conductor powers this node off when its inspection ends."""
         driver = self.drivers.get(node["driver"])
-        iface = driver.inspect if driver is not None else None
+        iface = driver.inspect_for(node) if driver is not None else None
         return iface is not None and iface.conductor_boots and iface.power_off
 
     async def _power_off(self, task: NodeTask) -> str | None:
@@ -329,7 +351,7 @@ class Inspection:
         node and the poll asks again. `internal`: the driver_internal_info to start from
         (the node's own by default)."""
         driver = self.drivers.get(task.node["driver"])
-        iface = driver.inspect if driver is not None else None
+        iface = driver.inspect_for(task.node) if driver is not None else None
         if iface is None:
             return {}
         reached = await iface.abort(task.context)
@@ -467,6 +489,12 @@ class Inspection:
             if driver.inspect is not None and driver.inspect.accepts_reports:
                 return await driver.inspect.continue_inspection(report, token)
         raise DiscoverdDisabled()
+
+
+def _with_capability(raw: Any, key: str, value: str) -> str:
+    """Ironic's capabilities string ("k1:v1,k2:v2") with `key` set to `value`."""
+    pairs = [p for p in str(raw or "").split(",") if p and not p.startswith(f"{key}:")]
+    return ",".join([*pairs, f"{key}:{value}"])
 
 
 async def _start(iface: InspectInterface, node: NodeContext, *,

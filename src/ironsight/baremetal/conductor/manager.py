@@ -356,7 +356,8 @@ class Conductor:
             return {iface: {"result": False, "reason": str(exc)}
                     for iface in VALIDATED_INTERFACES}
         for iface in VALIDATED_INTERFACES:
-            impl = driver.interfaces().get(iface) if driver else None
+            impl = (driver.inspect_for(node) if iface == "inspect" else
+                    driver.interfaces().get(iface)) if driver else None
             if driver is None:
                 result[iface] = {"result": False,
                                  "reason": f"Driver {node['driver']} is not loaded"}
@@ -391,5 +392,6 @@ class Conductor:
     async def stop(self) -> None:
         await self.workers.drain(timeout=self.conf.DEFAULT.graceful_shutdown_timeout)
         for driver in self.drivers.values():
-            if driver.inspect is not None:
-                await driver.inspect.close()
+            for inspect in (driver.inspect, *driver.inspects.values()):
+                if inspect is not None:
+                    await inspect.close()

@@ -120,7 +120,7 @@ class PeriodicTasks:
             orphaned = (await conn.execute(
                 select(nodes.c.id, nodes.c.uuid, nodes.c.driver, nodes.c.reservation,
                        nodes.c.lock_epoch, nodes.c.provision_state, nodes.c.target_power_state,
-                       nodes.c.driver_internal_info)
+                       nodes.c.driver_internal_info, nodes.c.inspect_interface)
                 .where(nodes.c.reservation.is_not(None),
                        nodes.c.reservation.not_in(registered))
             )).mappings().all()
@@ -134,7 +134,7 @@ class PeriodicTasks:
         msg = f"Conductor {row['reservation']} died while working on this node"
         new_state = _DEAD_CONDUCTOR_FAIL.get(row["provision_state"])
         driver = self.c.drivers.get(row["driver"])
-        iface = driver.inspect if driver is not None else None
+        iface = driver.inspect_for(row) if driver is not None else None
         if row["provision_state"] == states.INSPECTING and iface is not None \
                 and iface.hands_off:
             # the start never reached the outside service: it is made again, not failed

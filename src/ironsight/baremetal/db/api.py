@@ -391,6 +391,12 @@ async def get_port(conn: Conn, ident: str) -> Row:
     return dict(row)
 
 
+async def port_by_address(conn: Conn, address: str) -> int | None:
+    """The ID of the port with this MAC (lower case), or None."""
+    found = await conn.execute(select(ports.c.id).where(ports.c.address == address))
+    return found.scalar()
+
+
 async def list_ports(conn: Conn, *, filters: Row, limit: int, marker: str | None,
                      sort_key: str, sort_dir: str) -> list[Row]:
     if set(filters) == {"node_id"} and marker is None and (sort_key, sort_dir) == ("id", "asc"):

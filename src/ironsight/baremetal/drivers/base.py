@@ -205,6 +205,18 @@ class VendorInterface(BaseInterface):
 
 
 @dataclass(frozen=True)
+class Findings:
+    """What an interface that inspects by itself (out of band) found: the conductor merges
+    `properties` into the node's, creates a port for each MAC the node has none for, and
+    records the boot mode in the node's capabilities."""
+
+    properties: dict[str, Any] = field(default_factory=dict)
+    macs: list[str] = field(default_factory=list)
+    boot_mode: str | None = None  # "bios", "uefi" or None (the BMC does not say)
+    missing: list[str] = field(default_factory=list)  # what the hardware did not report
+
+
+@dataclass(frozen=True)
 class InspectOutcome:
     """What an inspect interface tells the conductor about one node. The conductor applies it:
     the state change, `last_error` and the history belong to the conductor."""
@@ -213,6 +225,7 @@ class InspectOutcome:
     # FAILED: the node's last_error, as the operator reads it; LOST: why, and the last_error
     # if the conductor runs out of attempts
     error: str | None = None
+    findings: Findings | None = None  # DONE by an interface that inspects by itself
 
     DONE: ClassVar[str] = "done"
     WAITING: ClassVar[str] = "waiting"
@@ -224,8 +237,8 @@ class InspectOutcome:
     RUNNING: ClassVar[str] = "running"
 
     @classmethod
-    def done(cls) -> InspectOutcome:
-        return cls(cls.DONE)
+    def done(cls, findings: Findings | None = None) -> InspectOutcome:
+        return cls(cls.DONE, findings=findings)
 
     @classmethod
     def waiting(cls) -> InspectOutcome:
@@ -366,6 +379,9 @@ class HardwareType:
     # none.
     consoles: Mapping[str, Callable[[Config], ConsoleInterface]] = field(default_factory=dict)
     vendors: Mapping[str, Callable[[Config], VendorInterface]] = field(default_factory=dict)
+    # Other inspect implementations a node may choose (its inspect_interface), by name; the
+    # default one is `inspect`.
+    inspects: Mapping[str, Callable[[Config], InspectInterface]] = field(default_factory=dict)
 
 
 @dataclass
@@ -378,13 +394,20 @@ class Driver:
     inspect: InspectInterface | None
     consoles: Mapping[str, ConsoleInterface] = field(default_factory=dict)
     vendors: Mapping[str, VendorInterface] = field(default_factory=dict)
+    inspects: Mapping[str, InspectInterface] = field(default_factory=dict)
 
     @classmethod
     def load(cls, hw: HardwareType, conf: Config) -> Driver:
         return cls(hw=hw, power=hw.power(conf), management=hw.management(conf),
                    inspect=hw.inspect(conf) if hw.inspect is not None else None,
                    consoles={n: make(conf) for n, make in hw.consoles.items()},
-                   vendors={n: make(conf) for n, make in hw.vendors.items()})
+                   vendors={n: make(conf) for n, make in hw.vendors.items()},
+                   inspects={n: make(conf) for n, make in hw.inspects.items()})
+
+    def inspect_for(self, node: Mapping[str, Any]) -> InspectInterface | None:
+        """The node's inspect interface: the one its inspect_interface names, else the
+        hardware type's default."""
+        return self.inspects.get(node.get("inspect_interface") or "") or self.inspect
 
     @property
     def name(self) -> str:

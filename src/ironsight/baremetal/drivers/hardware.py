@@ -22,6 +22,8 @@ from ironsight.baremetal.drivers.fake import (
 )
 from ironsight.baremetal.drivers.ipminative import NativeIpmiManagement, NativeIpmiPower
 from ironsight.baremetal.drivers.ipmitool import IpmitoolManagement, IpmitoolPower
+from ironsight.baremetal.drivers.redfish import RedfishManagement, RedfishPower
+from ironsight.baremetal.drivers.redfish_inspect import RedfishInspect
 from ironsight.baremetal.drivers.ssh import SshManagement, SshPower
 from ironsight.baremetal.interfaces import LEGACY_STORED
 from ironsight.common.config import Config
@@ -83,4 +85,17 @@ pxe_ssh = HardwareType(
     management=SshManagement,
     inspect=DiscoverdInspect,
     interface_names=_interface_names("ssh"),
+)
+
+redfish = HardwareType(
+    name="redfish",
+    description="Power, boot device and boot mode through the BMC's Redfish service "
+    "(sushy); the ramdisk boots over discoverd's PXE side (iPXE).",
+    power=RedfishPower,
+    management=RedfishManagement,
+    inspect=DiscoverdInspect,
+    interface_names={**_interface_names("redfish"), "boot": "ipxe"},
+    # inspect_interface = redfish: out of band, from the BMC's Redfish resources
+    also_accepted={"boot": ("pxe",), "inspect": (RedfishInspect.name,)},
+    inspects={RedfishInspect.name: RedfishInspect},
 )
