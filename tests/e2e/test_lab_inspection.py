@@ -18,6 +18,11 @@ virtual BMCs driving QEMU (TCG), the real discovery ramdisk. Five VMs:
   IPv6-only port (DHCPv6, TFTP and the report over IPv6), lab-10 UEFI HTTP boot (iPXE by
   URL). They are inspected at once, and each one's capabilities, console and the files it
   fetched show it took its own path;
+* lab-11 and lab-12 (redfish; 1 vCPU, 1 GiB, 4 GiB disk) are libvirt domains of the same
+  hypervisor behind the lab's Redfish BMC (sushy-tools' emulator in the namespace, HTTPS with
+  the lab's CA): lab-11 is inspected in-band (powered through Redfish, PXE through discoverd),
+  lab-12 out of band (`inspect_interface = redfish`: read from the BMC, never powered on).
+  Where libvirt or the emulator's venv is missing, they are left out and their tests say why;
 * lab-5 has sixteen more small disks, which makes its agent's report larger than this lab's
   `[introspection] max_callback_size` (8 KiB; the other VMs' reports are ~4-5 KiB with their
   PCI devices, DMI and LLDP; each extra disk adds a disk and a PCI device, ~0.5 KiB): discoverd
@@ -57,7 +62,7 @@ from typing import Any
 import pytest
 
 from ironsight.client.http import ApiClient
-from ironsight.lab import firmware, hypervisor
+from ironsight.lab import firmware, hypervisor, redfish_bmc
 from ironsight.lab.hypervisor import Hypervisor
 from ironsight.lab.lifecycle import running
 from ironsight.lab.lldp import CHASSIS_MAC, PORT_NAME, SYSTEM_NAME
@@ -65,7 +70,16 @@ from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import provision, wait_states
 from ironsight.lab.processes import log_tail
 from ironsight.lab.qemu import VmSpec
-from ironsight.lab.state import SSH_DRIVER, UEFI_MIN_MB, Lab, LabOptions, LabVm, default_vms
+from ironsight.lab.state import (
+    REDFISH_DRIVER,
+    REDFISH_MIN_MB,
+    SSH_DRIVER,
+    UEFI_MIN_MB,
+    Lab,
+    LabOptions,
+    LabVm,
+    default_vms,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 INSPECT_TIMEOUT = 180.0  # per node, all at once; one inspection takes ~20-40 s under TCG
@@ -75,6 +89,8 @@ DENIED = "lab-4"
 FAILING = "lab-5"
 UNDER_LIBVIRT = "lab-6"
 UEFI, SECURE, IPV6_ONLY, HTTP_BOOT = "lab-7", "lab-8", "lab-9", "lab-10"
+REDFISH_PXE, REDFISH_OOB = "lab-11", "lab-12"
+NO_REDFISH = hypervisor.unavailable() or redfish_bmc.unavailable()
 FIRMWARE = {UEFI: firmware.UEFI, SECURE: firmware.UEFI_SECUREBOOT,
             IPV6_ONLY: firmware.UEFI_SECUREBOOT, HTTP_BOOT: firmware.UEFI_HTTPBOOT}
 MAX_BODY = 8192
@@ -109,6 +125,11 @@ def _lab_vms() -> list[LabVm]:
                                 firmware=FIRMWARE[name],
                                 ipv6_only=name == IPV6_ONLY),
                          "pxe_ipmitool", 6229 + number))
+    if NO_REDFISH is None:
+        for number, name in ((11, REDFISH_PXE), (12, REDFISH_OOB)):
+            vms.append(LabVm(VmSpec(name=name, mac=f"52:54:00:1a:00:{number:02x}",
+                                    tap=f"tap{number}", cpus=1, memory_mb=REDFISH_MIN_MB,
+                                    disk_gb=4), REDFISH_DRIVER, 6229 + number))
     return vms
 
 
@@ -452,6 +473,57 @@ def test_pxe_ssh_vm_under_libvirt_is_inspected_beside_an_ipmi_one(
         assert any("power off" in e for e in history), history
         leases = lab.pxe_lines(f"{lab.vm(UNDER_LIBVIRT).spec.mac} got the address")
         assert len(leases) >= 2, leases  # iPXE's lease, then the ramdisk's
+
+
+def test_a_redfish_vm_is_powered_through_redfish_and_inspected_over_pxe(
+        lab: Lab, client: ApiClient) -> None:
+    """Power and boot device through the lab's Redfish BMC (the emulator in front of
+    libvirt), the ramdisk over discoverd's PXE side, as for the other types."""
+    if NO_REDFISH is not None:
+        pytest.skip(f"no Redfish VM here: {NO_REDFISH}")
+    hv = Hypervisor(lab.hypervisor_dir)
+    with diagnosed(lab, (REDFISH_PXE,)):
+        assert hv.state(REDFISH_PXE) == "shut off"
+        provision(client, REDFISH_PXE, "inspect")
+        done = wait_states(client, [REDFISH_PXE], {"manageable"}, INSPECT_TIMEOUT,
+                           failed={"inspect failed", "enroll"}, settled=_powered_off)
+        node = done[REDFISH_PXE]
+        print(f"{REDFISH_PXE} (redfish, PXE) inspected in {_took(node):.1f} s")
+        assert node["driver"] == REDFISH_DRIVER and node["last_error"] is None, node
+        cpus, memory_mb, disk_gb = _domain_hardware(hv, REDFISH_PXE)
+        props = node["properties"]
+        assert (props["cpus"], props["memory_mb"], props["local_gb"]) == (
+            cpus, memory_mb, disk_gb - 1), props
+        assert hypervisor.wait_state(hv, REDFISH_PXE, "shut off", 15), hv.state(REDFISH_PXE)
+        assert node["driver_info"]["redfish_password"] == "******"
+        requests = (lab.redfish_dir / "sushy-emulator.log").read_text(errors="replace")
+        assert "ComputerSystem.Reset" in requests  # powered through the Redfish BMC
+
+
+def test_out_of_band_inspection_reads_a_redfish_vm_without_booting_it(
+        lab: Lab, client: ApiClient) -> None:
+    if NO_REDFISH is not None:
+        pytest.skip(f"no Redfish VM here: {NO_REDFISH}")
+    hv = Hypervisor(lab.hypervisor_dir)
+    with diagnosed(lab, (REDFISH_OOB,)):
+        client.patch(f"/v1/nodes/{REDFISH_OOB}",
+                     [{"op": "replace", "path": "/inspect_interface", "value": "redfish"}])
+        began = time.monotonic()
+        provision(client, REDFISH_OOB, "inspect")
+        done = wait_states(client, [REDFISH_OOB], {"manageable"}, 60,
+                           failed={"inspect failed", "enroll"})
+        took = time.monotonic() - began
+        print(f"{REDFISH_OOB} inspected out of band in {took:.1f} s")
+        node = done[REDFISH_OOB]
+        cpus, memory_mb, _ = _domain_hardware(hv, REDFISH_OOB)
+        props = node["properties"]
+        assert (props["cpus"], props["memory_mb"], props["cpu_arch"]) == (
+            cpus, memory_mb, "x86_64"), props
+        ports = _get(client, f"/v1/nodes/{REDFISH_OOB}/ports")["ports"]
+        assert [p["address"] for p in ports] == [lab.vm(REDFISH_OOB).spec.mac]
+        assert hv.state(REDFISH_OOB) == "shut off"  # never booted
+        assert lab.qemu_pid(REDFISH_OOB) is None
+        assert took < 30, took
 
 
 def test_the_hypervisors_key_is_never_shown(lab: Lab, client: ApiClient) -> None:

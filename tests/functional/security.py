@@ -3,16 +3,11 @@ of the test's own with a server certificate for 127.0.0.1 and localhost."""
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
-from dataclasses import dataclass
 from pathlib import Path
 
 import bcrypt
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+
+from ironsight.lab.pki import Pki, make_pki
 
 # user -> (password, role); bcrypt at its lowest cost keeps the tests fast
 USERS = {
@@ -59,49 +54,8 @@ def basic(user: str) -> tuple[str, str]:
     return user, USERS[user][0]
 
 
-@dataclass(frozen=True)
-class Pki:
-    ca_file: Path
-    cert_file: Path
-    key_file: Path
-
-
-def _name(common: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
-
-
-def make_pki(where: Path) -> Pki:
-    """A CA and a certificate it signed for 127.0.0.1, ::1 and localhost (valid one day)."""
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (x509.CertificateBuilder().subject_name(_name("ironsight test CA"))
-          .issuer_name(_name("ironsight test CA")).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number())
-          .not_valid_before(now - dt.timedelta(minutes=5))
-          .not_valid_after(now + dt.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-          .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False,
-                                       False), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
-    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-             x509.IPAddress(ipaddress.ip_address("::1"))]
-    cert = (x509.CertificateBuilder().subject_name(_name("localhost"))
-            .issuer_name(ca.subject).public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5))
-            .not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .sign(ca_key, hashes.SHA256()))
-    pem = serialization.Encoding.PEM
-    pki = Pki(where / "ca.pem", where / "server.pem", where / "server.key")
-    pki.ca_file.write_bytes(ca.public_bytes(pem))
-    pki.cert_file.write_bytes(cert.public_bytes(pem))
-    pki.key_file.write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
-                                               serialization.NoEncryption()))
-    pki.key_file.chmod(0o600)
-    return pki
+# The CA and certificate maker is the lab's (its Redfish BMCs speak TLS too).
+__all__ = ["Pki", "make_pki"]
 
 
 def tls_sections(pki: Pki) -> Sections:

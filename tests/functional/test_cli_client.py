@@ -213,7 +213,7 @@ def test_port_delete_removes_the_port(baremetal_url: str, node: dict[str, Any],
 
 def test_driver_list_shows_the_hardware_types(baremetal_url: str) -> None:
     names = {d["name"] for d in ok_json(baremetal_url, "driver", "list")}
-    assert names == {"fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh"}
+    assert names == {"fake-hardware", "pxe_ipmitool", "pxe_ipminative", "pxe_ssh", "redfish"}
 
 
 # --- failures -------------------------------------------------------------------------------

@@ -51,6 +51,11 @@ def lab_group() -> None:
 @click.option("--ssh-nodes", type=click.IntRange(0, 50), default=0, show_default=True,
               help="How many of the VMs (the last ones) are libvirt domains of the lab's own "
                    "hypervisor, enrolled as pxe_ssh (needs libvirt: scripts/install-deps.sh).")
+@click.option("--redfish-nodes", type=click.IntRange(0, 50), default=0, show_default=True,
+              help="How many of the VMs (the very last ones, after the pxe_ssh ones) are "
+                   "libvirt domains behind the lab's Redfish BMC (sushy-tools' emulator, TLS "
+                   "with a lab CA), enrolled as redfish (needs libvirt and "
+                   "scripts/ensure-sushy-tools.sh).")
 @click.option("--firmware", "firmware_kinds", default="bios", show_default=True,
               callback=_firmware_list, metavar="LIST",
               help="The VMs' firmware, cycled over them: a comma-separated list of bios "
@@ -62,21 +67,22 @@ def lab_group() -> None:
                    "over IPv6, no IPv4 or ARP passes their tap.")
 @click.option("--no-manage", is_flag=True, help="Leave the enrolled nodes in enroll.")
 def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, namespace: str,
-               api_port: int, discoverd_port: int, ssh_nodes: int, firmware_kinds: list[str],
-               ipv6_only_nodes: int, no_manage: bool) -> None:
+               api_port: int, discoverd_port: int, ssh_nodes: int, redfish_nodes: int,
+               firmware_kinds: list[str], ipv6_only_nodes: int, no_manage: bool) -> None:
     """Build/reuse the ramdisk, create the network, start the BMCs (and the hypervisor of
-    the pxe_ssh VMs) and the service, enroll the nodes (pxe_ipmitool and pxe_ipminative
-    alternating, then pxe_ssh) and manage them."""
+    the pxe_ssh and redfish VMs, and the Redfish BMC) and the service, enroll the nodes
+    (pxe_ipmitool and pxe_ipminative alternating, then pxe_ssh, then redfish) and manage
+    them."""
     from ironsight.lab.lifecycle import up
     from ironsight.lab.network import LabNetwork, NetworkError
     from ironsight.lab.state import LabError, LabOptions, default_vms
 
-    if ssh_nodes > nodes:
-        raise click.BadParameter(f"{ssh_nodes} is more than --nodes ({nodes})",
-                                 param_hint="--ssh-nodes")
+    if ssh_nodes + redfish_nodes > nodes:
+        raise click.BadParameter(f"{ssh_nodes} + {redfish_nodes} is more than --nodes "
+                                 f"({nodes})", param_hint="--ssh-nodes/--redfish-nodes")
     try:
-        vms = default_vms(nodes, ssh=ssh_nodes, firmware=firmware_kinds,
-                          ipv6_only=ipv6_only_nodes)
+        vms = default_vms(nodes, ssh=ssh_nodes, redfish=redfish_nodes,
+                          firmware=firmware_kinds, ipv6_only=ipv6_only_nodes)
     except LabError as exc:
         raise click.BadParameter(str(exc), param_hint="--ipv6-only-nodes") from None
     options = LabOptions(state_dir=_state_dir(state_dir), vms=vms,
@@ -116,6 +122,10 @@ def status_command(state_dir: Path | None, as_json: bool) -> None:
         raise SystemExit(1)
 
 
+# the libvirt VMs' "BMC" column (the others: their virtual IPMI BMC's port)
+_BMC = {"pxe_ssh": "ssh", "redfish": "redfish"}
+
+
 def _summary(info: dict[str, Any]) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -125,10 +135,10 @@ def _summary(info: dict[str, Any]) -> str:
     for vm in info["vms"]:
         found = " ".join(f"{k}={v}" for k, v in vm["found"].items())
         table.add_row(vm["name"], vm["mac"], vm["driver"] or "-",
-                      "ssh" if vm["driver"] == "pxe_ssh" else f"udp/{vm['bmc_port']}",
+                      _BMC.get(vm["driver"], f"udp/{vm['bmc_port']}"),
                       vm["firmware"] + (" IPv6-only" if vm["ipv6_only"] else ""),
                       str(vm["cpus"]), str(vm["memory_mb"]), str(vm["disk_gb"]),
-                      (vm.get("domain_state") or "?") if vm["driver"] == "pxe_ssh"
+                      (vm.get("domain_state") or "?") if vm["driver"] in _BMC
                       else str(vm["qemu_pid"] or "off"),
                       vm["provision_state"] or "?", vm["power_state"] or "?", found)
     console = Console(width=160, record=True)

@@ -11,6 +11,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -21,12 +22,14 @@ from ironsight.client.http import ClientError, api_answers, node_path
 from ironsight.client.wait import Poller, until
 from ironsight.common.config import ProcessingSection, default_ramdisk_dir
 from ironsight.common.files import private_dir
-from ironsight.lab import firmware, hypervisor, network
+from ironsight.lab import firmware, hypervisor, network, redfish_bmc
 from ironsight.lab.hypervisor import Hypervisor, HypervisorDirs, HypervisorError
 from ironsight.lab.network import LabNetwork
-from ironsight.lab.nodes import enroll, provision, wait_states
+from ironsight.lab.nodes import RedfishAccess, enroll, provision, wait_states
+from ironsight.lab.pki import make_pki
 from ironsight.lab.processes import child_exited, log_tail, spawn, terminate
 from ironsight.lab.qemu import ensure_disks
+from ironsight.lab.redfish_bmc import RedfishEmulator
 from ironsight.lab.state import (
     CONF_FILE,
     DAEMON_FILE,
@@ -37,6 +40,9 @@ from ironsight.lab.state import (
     NS_DISCOVERD_PORT,
     NS_RAMDISK_PORT,
     PASSWORD_FILE,
+    REDFISH_DIR,
+    REDFISH_DRIVER,
+    REDFISH_PORT,
     SERVE_LOG,
     STATE_FILE,
     VMS_DIR,
@@ -99,6 +105,7 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
     network.create(net, [vm.spec.tap for vm in options.vms])
 
     ssh_key = _start_hypervisor(lab, options, log)
+    redfish = _start_redfish(lab, options, log)
 
     log("starting the lab daemon (virtual BMCs, QEMU, published ports)")
     lab.state["pids"]["daemon"] = spawn(
@@ -128,7 +135,7 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
     with lab.client() as api:
         for vm in enrolled:
             lab.state.setdefault("nodes", {})[vm.spec.name] = enroll(
-                api, vm, options.bmc_user, password, ssh_key)
+                api, vm, options.bmc_user, password, ssh_key, redfish)
         lab.save()
         if options.manage and enrolled:
             names = [vm.spec.name for vm in enrolled]
@@ -139,15 +146,15 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
 
 
 def _start_hypervisor(lab: Lab, options: LabOptions, log: Log) -> str | None:
-    """The lab's libvirtd and sshd, with a domain per pxe_ssh VM, when there are such VMs;
-    the private key the nodes log in with (None: no such VM)."""
+    """The lab's libvirtd and sshd, with a domain per pxe_ssh or redfish VM, when there are
+    such VMs; the private key the nodes log in with (None: no such VM)."""
     under_libvirt = [vm for vm in options.vms if vm.under_libvirt]
     if not under_libvirt:
         return None
     why = hypervisor.unavailable()
     if why:
-        raise LabError(f"pxe_ssh VMs need libvirt, which cannot run here: {why}")
-    log(f"starting the lab's hypervisor (libvirtd, sshd) for {len(under_libvirt)} pxe_ssh "
+        raise LabError(f"pxe_ssh and redfish VMs need libvirt, which cannot run here: {why}")
+    log(f"starting the lab's hypervisor (libvirtd, sshd) for {len(under_libvirt)} libvirt "
         "VMs")
     hv = Hypervisor(lab.hypervisor_dir)
     try:
@@ -160,6 +167,37 @@ def _start_hypervisor(lab: Lab, options: LabOptions, log: Log) -> str | None:
     except HypervisorError as exc:
         raise LabError(str(exc)) from None
     return hv.dirs.client_key.read_text()
+
+
+def _start_redfish(lab: Lab, options: LabOptions, log: Log) -> RedfishAccess | None:
+    """The lab's Redfish BMC in front of its libvirt domains, when there are redfish VMs:
+    sushy-tools' emulator in the namespace on its loopback, HTTPS with a CA of the lab's own,
+    the lab's BMC user and password (bcrypt). None: no such VM."""
+    if not any(vm.driver == REDFISH_DRIVER for vm in options.vms):
+        return None
+    why = redfish_bmc.unavailable()
+    if why:
+        raise LabError(f"redfish VMs need sushy-tools' Redfish emulator: {why}")
+    lab.redfish_dir.mkdir(parents=True, exist_ok=True)
+    pki = make_pki(lab.redfish_dir, days=30)
+    password = lab.password_file.read_text().strip()
+    emulator = RedfishEmulator(lab.redfish_dir, HypervisorDirs(lab.hypervisor_dir).uri,
+                               users={options.bmc_user: password}, cert=pki.cert_file,
+                               key=pki.key_file, port=REDFISH_PORT)
+    log(f"starting the lab's Redfish BMC (sushy-tools' emulator) on https://127.0.0.1:"
+        f"{REDFISH_PORT} inside the namespace")
+    net = options.network
+    lab.state["pids"]["redfish"] = spawn([*net.prefix, *emulator.command()], emulator.log)
+    lab.save()
+    probe = [*net.prefix, sys.executable, "-c",
+             f"import socket; socket.create_connection(('127.0.0.1', {REDFISH_PORT}), 1)"]
+    deadline = time.monotonic() + 60
+    while subprocess.run(probe, capture_output=True, timeout=30).returncode != 0:
+        if time.monotonic() > deadline:
+            raise LabError(f"the lab's Redfish BMC did not answer within 60 s:\n"
+                           f"{log_tail(emulator.log, 20)}")
+        time.sleep(0.2)
+    return RedfishAccess(url=f"https://127.0.0.1:{REDFISH_PORT}", ca_file=pki.ca_file)
 
 
 def _check_host(vms: Sequence[LabVm]) -> None:
@@ -192,7 +230,7 @@ def _reset_state_dir(state_dir: Path) -> None:
                  "ironsight.sqlite", "discoverd.sqlite"):
         for path in state_dir.glob(name + "*"):
             path.unlink()
-    for name in (VMS_DIR, "pxe", "ramdisk-logs", HYPERVISOR_DIR):
+    for name in (VMS_DIR, "pxe", "ramdisk-logs", HYPERVISOR_DIR, REDFISH_DIR):
         shutil.rmtree(state_dir / name, ignore_errors=True)
     (state_dir / VMS_DIR).mkdir()
 
@@ -357,7 +395,7 @@ def down(state_dir: Path, *, log: Log = print, fallback_network: LabNetwork | No
     net = lab.network if lab.exists else (fallback_network or LabNetwork())
     # serve first: it ends dnsmasq and stops using the BMCs and the hypervisor, which
     # destroys its domains as it ends
-    for role in ("serve", "daemon", "hypervisor"):
+    for role in ("serve", "daemon", "redfish", "hypervisor"):
         pid = lab.process(role)
         if pid is None:
             continue

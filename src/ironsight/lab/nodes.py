@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from ironsight.client.http import ApiClient, ClientError, node_path
 from ironsight.client.wait import Node, NodeWatch, Poller, wait_for_nodes
 from ironsight.lab.hypervisor import LIBVIRT_URI, SSH_PORT, SSH_USER
-from ironsight.lab.state import LabError, LabVm
+from ironsight.lab.state import REDFISH_DRIVER, LabError, LabVm
 
 
 @contextlib.contextmanager
@@ -24,12 +27,28 @@ def _refused(action: str) -> Iterator[None]:
         raise LabError(f"{action}: {exc}") from None
 
 
+@dataclass(frozen=True)
+class RedfishAccess:
+    """The lab's Redfish BMC as the conductor (in the namespace) reaches it."""
+
+    url: str
+    ca_file: Path
+
+
 def enroll(api: ApiClient, vm: LabVm, user: str, password: str,
-           ssh_key: str | None = None) -> str:
-    """The node of a VM, with its PXE port and in driver_info its BMC, or for a libvirt
-    domain its hypervisor's SSH login (`ssh_key`: the private key's text); returns its
-    UUID."""
-    if vm.under_libvirt:
+           ssh_key: str | None = None, redfish: RedfishAccess | None = None) -> str:
+    """The node of a VM, with its PXE port and in driver_info its BMC (IPMI, or for a
+    redfish VM the lab's Redfish BMC), or for a pxe_ssh domain its hypervisor's SSH login
+    (`ssh_key`: the private key's text); returns its UUID."""
+    if vm.driver == REDFISH_DRIVER:
+        if redfish is None:
+            raise LabError(f"{vm.spec.name} is a redfish VM, but no Redfish BMC runs")
+        info: dict[str, Any] = {
+            "redfish_address": redfish.url,
+            "redfish_system_id": f"/redfish/v1/Systems/{vm.spec.system_uuid}",
+            "redfish_username": user, "redfish_password": password,
+            "redfish_verify_ca": str(redfish.ca_file)}
+    elif vm.under_libvirt:
         if ssh_key is None:
             raise LabError(f"{vm.spec.name} is a libvirt domain, but no hypervisor runs")
         info = {"ssh_address": "127.0.0.1", "ssh_port": SSH_PORT, "ssh_username": SSH_USER,

@@ -99,15 +99,18 @@ class RedfishEmulator:
         path.write_text("\n".join(lines) + "\n")
         return path
 
+    def command(self) -> list[str]:
+        """The emulator's command line (its configuration written first); nothing secret."""
+        return [str(venv() / "bin" / "sushy-emulator"), "--config", str(self.write_config())]
+
     def start(self, timeout: float = 30) -> RedfishEmulator:
+        """Run here (the tests); the lab runs `command()` in its namespace instead."""
         if not self.port:
             self.port = _free_port(self.host)
-        config = self.write_config()
+        argv = self.command()
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(
-                [str(venv() / "bin" / "sushy-emulator"), "--config", str(config)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True)
+            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + timeout
         while True:
             if self.proc.poll() is not None:

@@ -39,7 +39,15 @@ NS_DISCOVERD_PORT = 5050  # inside the namespace, on its loopback
 NS_RAMDISK_PORT = 5051  # discoverd's ramdisk side, inside the namespace, on the bridge address
 DRIVERS = ("pxe_ipmitool", "pxe_ipminative")
 SSH_DRIVER = "pxe_ssh"  # a libvirt domain of the lab's hypervisor (hypervisor.py), no BMC
+# a libvirt domain of the lab's hypervisor behind the lab's Redfish BMC (redfish_bmc.py)
+REDFISH_DRIVER = "redfish"
+LIBVIRT_DRIVERS = (SSH_DRIVER, REDFISH_DRIVER)
 HYPERVISOR_DIR = "hypervisor"
+REDFISH_DIR = "redfish"
+REDFISH_PORT = 8000  # the Redfish BMC, inside the namespace, on its loopback
+# Redfish VMs get at least this: the emulator reports memory in whole GiB (none below 1 GiB),
+# which out-of-band inspection reads. QEMU allocates guest memory as it is touched.
+REDFISH_MIN_MB = 1024
 # (vCPUs, MiB, disk GiB) of VM 1, 2, 3, then again. Disks of 4 GiB at least: smaller ones
 # are no root disk (IPA's rule, which the agent follows) and local_gb would be 0. Memory is
 # small: TCG is CPU-bound and 256 MiB is plenty for the ramdisk (its kernel has 218 MiB of
@@ -65,8 +73,9 @@ class LabVm:
 
     @property
     def under_libvirt(self) -> bool:
-        """Run by the lab's libvirtd and powered over SSH (pxe_ssh), not by a virtual BMC."""
-        return self.driver == SSH_DRIVER
+        """Run by the lab's libvirtd (powered over SSH, pxe_ssh, or through the Redfish BMC
+        in front of it, redfish), not by a virtual IPMI BMC."""
+        return self.driver in LIBVIRT_DRIVERS
 
     def as_dict(self) -> dict[str, Any]:
         return {"spec": self.spec.as_dict(), "driver": self.driver, "bmc_port": self.bmc_port,
@@ -78,10 +87,11 @@ class LabVm:
                    bool(data.get("enroll", True)))
 
 
-def default_vms(count: int, *, ssh: int = 0, bmc_base_port: int = 6230,
+def default_vms(count: int, *, ssh: int = 0, redfish: int = 0, bmc_base_port: int = 6230,
                 firmware: Sequence[str] = (fw.BIOS,), ipv6_only: int = 0) -> list[LabVm]:
-    """`count` VMs named lab-1..N, sizes cycling through SIZES: the first `count - ssh`
-    behind virtual BMCs (drivers alternating), the last `ssh` libvirt domains (pxe_ssh).
+    """`count` VMs named lab-1..N, sizes cycling through SIZES: the first ones behind virtual
+    IPMI BMCs (drivers alternating), then `ssh` libvirt domains (pxe_ssh), the last `redfish`
+    libvirt domains behind the lab's Redfish BMC (redfish).
 
     Their firmware cycles through the kinds of `firmware`; the last `ipv6_only` of the VMs
     booting UEFI are IPv6-only (a SeaBIOS VM's iPXE is the lab's IPv4 path: never)."""
@@ -103,10 +113,14 @@ def default_vms(count: int, *, ssh: int = 0, bmc_base_port: int = 6230,
         kind = kinds[index % len(kinds)]
         if fw.get(kind).uefi:
             memory_mb = max(memory_mb, UEFI_MIN_MB)
+        redfish_vm = index >= count - redfish
+        if redfish_vm:
+            memory_mb = max(memory_mb, REDFISH_MIN_MB)
         spec = VmSpec(name=f"lab-{number}", mac=mac, tap=f"tap{number}", cpus=cpus,
                       memory_mb=memory_mb, disk_gb=disk_gb, firmware=kind,
                       ipv6_only=index in v6)
-        driver = SSH_DRIVER if index >= count - ssh else DRIVERS[index % len(DRIVERS)]
+        driver = (REDFISH_DRIVER if redfish_vm else SSH_DRIVER if index >= count - redfish - ssh
+                  else DRIVERS[index % len(DRIVERS)])
         vms.append(LabVm(spec, driver, bmc_base_port + index))
     return vms
 
@@ -190,6 +204,11 @@ class Lab:
     @property
     def hypervisor_dir(self) -> Path:
         return self.state_dir / HYPERVISOR_DIR
+
+    @property
+    def redfish_dir(self) -> Path:
+        """The Redfish BMC's configuration, bcrypt users, CA and certificate, and log."""
+        return self.state_dir / REDFISH_DIR
 
     def files(self, name: str) -> VmFiles:
         return VmFiles(self.state_dir / VMS_DIR, name)

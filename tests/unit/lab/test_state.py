@@ -1,5 +1,6 @@
-"""The lab's VMs and how each is enrolled: behind a virtual BMC (IPMI) or as a libvirt
-domain of the lab's own hypervisor (pxe_ssh); their firmware."""
+"""The lab's VMs and how each is enrolled: behind a virtual BMC (IPMI), as a libvirt domain
+of the lab's own hypervisor (pxe_ssh), or behind the lab's Redfish BMC (redfish); their
+firmware."""
 
 from __future__ import annotations
 
@@ -11,8 +12,17 @@ import pytest
 
 from ironsight.lab.hypervisor import LIBVIRT_URI, SSH_PORT, SSH_USER
 from ironsight.lab.network import LabNetwork
-from ironsight.lab.nodes import enroll
-from ironsight.lab.state import SSH_DRIVER, UEFI_MIN_MB, LabError, LabOptions, LabVm, default_vms
+from ironsight.lab.nodes import RedfishAccess, enroll
+from ironsight.lab.state import (
+    REDFISH_DRIVER,
+    REDFISH_MIN_MB,
+    SSH_DRIVER,
+    UEFI_MIN_MB,
+    LabError,
+    LabOptions,
+    LabVm,
+    default_vms,
+)
 
 
 class Api:
@@ -57,6 +67,37 @@ def test_a_vm_behind_a_bmc_is_enrolled_with_its_ipmi_login() -> None:
     assert api.posted[0][1]["driver_info"] == {
         "ipmi_address": "127.0.0.1", "ipmi_port": vm.bmc_port, "ipmi_username": "admin",
         "ipmi_password": "bmc-pass"}
+
+
+def test_the_very_last_vms_are_redfish_after_the_pxe_ssh_ones() -> None:
+    vms = default_vms(5, ssh=1, redfish=2)
+    assert [vm.driver for vm in vms] == ["pxe_ipmitool", "pxe_ipminative", SSH_DRIVER,
+                                         REDFISH_DRIVER, REDFISH_DRIVER]
+    assert [vm.under_libvirt for vm in vms] == [False, False, True, True, True]
+
+
+def test_a_redfish_vm_has_memory_the_emulator_reports() -> None:
+    assert default_vms(1, redfish=1)[0].spec.memory_mb >= REDFISH_MIN_MB
+
+
+def test_a_redfish_vm_is_enrolled_with_the_lab_bmcs_url_system_and_ca() -> None:
+    api = Api()
+    vm = default_vms(1, redfish=1)[0]
+    access = RedfishAccess(url="https://127.0.0.1:8000", ca_file=Path("/lab/redfish/ca.pem"))
+    enroll(api, vm, "admin", "bmc-pass", redfish=access)  # type: ignore[arg-type]
+    (_, node), (_, port) = api.posted
+    assert node["driver"] == "redfish"
+    assert node["driver_info"] == {
+        "redfish_address": "https://127.0.0.1:8000",
+        "redfish_system_id": f"/redfish/v1/Systems/{vm.spec.system_uuid}",
+        "redfish_username": "admin", "redfish_password": "bmc-pass",
+        "redfish_verify_ca": "/lab/redfish/ca.pem"}
+    assert port == {"address": vm.spec.mac, "node_uuid": "u1"}
+
+
+def test_a_redfish_vm_without_the_redfish_bmc_is_refused() -> None:
+    with pytest.raises(LabError, match="no Redfish BMC"):
+        enroll(Api(), default_vms(1, redfish=1)[0], "admin", "p")  # type: ignore[arg-type]
 
 
 def test_a_libvirt_domain_without_a_hypervisor_is_refused() -> None:
