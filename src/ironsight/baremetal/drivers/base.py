@@ -472,6 +472,17 @@ def as_port(info: Mapping[str, Any], key: str, default: int) -> int:
     return fields.port_number("driver_info", key, info.get(key, default))
 
 
+def as_secret(info: Mapping[str, Any], key: str) -> str | None:
+    """A string field that may hold a secret: None when absent or empty; a wrong type is
+    refused without showing the value."""
+    value = info.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InvalidParameterValue(f"driver_info field '{key}' must be a string")
+    return value
+
+
 def as_str(info: Mapping[str, Any], key: str, default: str | None = None) -> str | None:
     raw = info.get(key, default)
     if raw is None:

@@ -32,6 +32,7 @@ from ironsight.baremetal.drivers.base import (
     ManagementInterface,
     NodeContext,
     PowerInterface,
+    as_secret,
 )
 from ironsight.baremetal.drivers.power_sequence import change_power_state
 from ironsight.common.config import Config
@@ -111,15 +112,6 @@ class RedfishInfo:
         return (self.address, self.username, digest, self.verify, self.auth_type)
 
 
-def _string(info: Mapping[str, Any], key: str) -> str | None:
-    value = info.get(key)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise InvalidParameterValue(f"driver_info field '{key}' must be a string")
-    return value
-
-
 def _address(raw: str) -> str:
     url = raw if "://" in raw else f"https://{raw}"
     parsed = urllib.parse.urlsplit(url)
@@ -155,23 +147,23 @@ def _verify(info: Mapping[str, Any]) -> bool | str:
 def parse_redfish_info(node: NodeContext, conf: Config) -> RedfishInfo:
     """Validate the redfish_* fields of driver_info; errors name the field, never a secret."""
     info = node.driver_info
-    raw = _string(info, "redfish_address")
+    raw = as_secret(info, "redfish_address")
     if raw is None:
         raise MissingParameterValue("driver_info is missing 'redfish_address' (the BMC's "
                                     "Redfish URL)")
-    auth_type = _string(info, "redfish_auth_type") or conf.redfish.auth_type
+    auth_type = as_secret(info, "redfish_auth_type") or conf.redfish.auth_type
     if auth_type not in AUTH_TYPES:
         raise InvalidParameterValue(
             f"driver_info field 'redfish_auth_type': {auth_type!r} is not one of "
             f"{', '.join(AUTH_TYPES)}")
-    system_id = _string(info, "redfish_system_id")
+    system_id = as_secret(info, "redfish_system_id")
     if system_id is not None and not system_id.startswith("/"):
         raise InvalidParameterValue(
             f"driver_info field 'redfish_system_id': {system_id!r} is not a Redfish path "
             "(it starts with /, e.g. /redfish/v1/Systems/1)")
     return RedfishInfo(address=_address(raw), system_id=system_id,
-                       username=_string(info, "redfish_username"),
-                       password=_string(info, "redfish_password"), verify=_verify(info),
+                       username=as_secret(info, "redfish_username"),
+                       password=as_secret(info, "redfish_password"), verify=_verify(info),
                        auth_type=auth_type)
 
 

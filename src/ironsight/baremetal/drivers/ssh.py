@@ -33,6 +33,7 @@ from ironsight.baremetal.drivers.base import (
     NodeContext,
     PowerInterface,
     as_port,
+    as_secret,
     as_str,
     check_boot_device,
     require,
@@ -92,15 +93,6 @@ class SshInfo:
         return f"{self.username}@{self.address}:{self.port}"
 
 
-def _secret(info: Mapping[str, Any], key: str) -> str | None:
-    value = info.get(key)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise InvalidParameterValue(f"driver_info field '{key}' must be a string")
-    return value
-
-
 def _required_str(info: Mapping[str, Any], key: str) -> str:
     require(info, key)
     return as_str(info, key) or ""
@@ -118,8 +110,8 @@ def parse_ssh_info(node: NodeContext) -> SshInfo:
             f"driver_info field 'ssh_virt_type': {virt_type!r} is {known}; supported: "
             f"{', '.join(SUPPORTED_VIRT_TYPES)}")
     vm_name = _required_str(info, "ssh_vm_name")
-    password = _secret(info, "ssh_password")
-    key_text = _secret(info, "ssh_key_contents")
+    password = as_secret(info, "ssh_password")
+    key_text = as_secret(info, "ssh_key_contents")
     if password is None and key_text is None:
         raise MissingParameterValue(
             "driver_info needs 'ssh_password' or 'ssh_key_contents' (neither is set)")
