@@ -45,8 +45,10 @@ test: venv lint
 unit: venv
 	$(VENV)/bin/pytest -q -m "not functional and not e2e"
 
+# the Redfish VM's BMC is sushy-tools' emulator, in a venv of its own (as for the tests)
 demo: venv
-	@$(PY) -m ironsight.lab.demo
+	@IRONSIGHT_SUSHY_TOOLS_VENV=$$(scripts/ensure-sushy-tools.sh $(STATE)) \
+	  $(PY) -m ironsight.lab.demo
 
 bench: venv
 	$(PY) bench/bench_api.py

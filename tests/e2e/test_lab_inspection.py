@@ -75,6 +75,7 @@ from ironsight.lab.state import (
     REDFISH_MIN_MB,
     SSH_DRIVER,
     UEFI_MIN_MB,
+    VMEDIA_BOOT,
     Lab,
     LabOptions,
     LabVm,
@@ -89,7 +90,7 @@ DENIED = "lab-4"
 FAILING = "lab-5"
 UNDER_LIBVIRT = "lab-6"
 UEFI, SECURE, IPV6_ONLY, HTTP_BOOT = "lab-7", "lab-8", "lab-9", "lab-10"
-REDFISH_PXE, REDFISH_OOB = "lab-11", "lab-12"
+REDFISH_PXE, REDFISH_OOB, REDFISH_VMEDIA = "lab-11", "lab-12", "lab-13"
 NO_REDFISH = hypervisor.unavailable() or redfish_bmc.unavailable()
 FIRMWARE = {UEFI: firmware.UEFI, SECURE: firmware.UEFI_SECUREBOOT,
             IPV6_ONLY: firmware.UEFI_SECUREBOOT, HTTP_BOOT: firmware.UEFI_HTTPBOOT}
@@ -126,10 +127,11 @@ def _lab_vms() -> list[LabVm]:
                                 ipv6_only=name == IPV6_ONLY),
                          "pxe_ipmitool", 6229 + number))
     if NO_REDFISH is None:
-        for number, name in ((11, REDFISH_PXE), (12, REDFISH_OOB)):
+        for number, name in ((11, REDFISH_PXE), (12, REDFISH_OOB), (13, REDFISH_VMEDIA)):
             vms.append(LabVm(VmSpec(name=name, mac=f"52:54:00:1a:00:{number:02x}",
                                     tap=f"tap{number}", cpus=1, memory_mb=REDFISH_MIN_MB,
-                                    disk_gb=4), REDFISH_DRIVER, 6229 + number))
+                                    disk_gb=4), REDFISH_DRIVER, 6229 + number,
+                             boot_interface=VMEDIA_BOOT if name == REDFISH_VMEDIA else None))
     return vms
 
 
@@ -498,6 +500,58 @@ def test_a_redfish_vm_is_powered_through_redfish_and_inspected_over_pxe(
         assert node["driver_info"]["redfish_password"] == "******"
         requests = (lab.redfish_dir / "sushy-emulator.log").read_text(errors="replace")
         assert "ComputerSystem.Reset" in requests  # powered through the Redfish BMC
+
+
+def test_a_virtual_media_vm_is_inspected_with_no_dhcp_or_pxe_of_ours(
+        lab: Lab, client: ApiClient) -> None:
+    """The combined mode on a node enrolled without a port: out of band first (its port
+    from the BMC), then in-band with boot_interface = redfish-virtual-media: the inspection
+    ISO inserted through the Redfish BMC, one boot from CD, the static address of the node's
+    network_data; the VM never speaks to discoverd's dnsmasq, and the CD is ejected at the
+    end."""
+    if NO_REDFISH is not None:
+        pytest.skip(f"no Redfish VM here: {NO_REDFISH}")
+    hv = Hypervisor(lab.hypervisor_dir)
+    mac = lab.vm(REDFISH_VMEDIA).spec.mac
+    with diagnosed(lab, (REDFISH_VMEDIA,)):
+        for port in _get(client, f"/v1/nodes/{REDFISH_VMEDIA}/ports")["ports"]:
+            client.delete(f"/v1/ports/{port['uuid']}")
+        client.patch(f"/v1/nodes/{REDFISH_VMEDIA}",
+                     [{"op": "replace", "path": "/inspect_interface", "value": "redfish"}])
+        provision(client, REDFISH_VMEDIA, "inspect")
+        wait_states(client, [REDFISH_VMEDIA], {"manageable"}, 60,
+                    failed={"inspect failed", "enroll"})
+        ports = _get(client, f"/v1/nodes/{REDFISH_VMEDIA}/ports")["ports"]
+        assert [p["address"] for p in ports] == [mac]  # from the BMC
+        client.patch(f"/v1/nodes/{REDFISH_VMEDIA}",
+                     [{"op": "replace", "path": "/inspect_interface", "value": "discoverd"}])
+        assert hv.state(REDFISH_VMEDIA) == "shut off"
+        provision(client, REDFISH_VMEDIA, "inspect")
+        done = wait_states(client, [REDFISH_VMEDIA], {"manageable"}, INSPECT_TIMEOUT,
+                           failed={"inspect failed", "enroll"}, settled=_powered_off)
+        node = done[REDFISH_VMEDIA]
+        print(f"{REDFISH_VMEDIA} (redfish, virtual media) inspected in {_took(node):.1f} s")
+        assert node["boot_interface"] == VMEDIA_BOOT and node["last_error"] is None, node
+        cpus, memory_mb, disk_gb = _domain_hardware(hv, REDFISH_VMEDIA)
+        props = node["properties"]
+        assert (props["cpus"], props["memory_mb"], props["local_gb"]) == (
+            cpus, memory_mb, disk_gb - 1), props
+        assert hypervisor.wait_state(hv, REDFISH_VMEDIA, "shut off", 15)
+        # no DHCP, no boot file of discoverd's: not a line of its dnsmasq names the MAC
+        assert lab.pxe_lines(mac) == [], lab.pxe_lines(mac)
+        serial = lab.files(REDFISH_VMEDIA).serial_log.read_text(errors="replace")
+        address = node["network_data"]["networks"][0]["ip_address"]
+        assert "booting the discovery ramdisk from virtual media" in serial
+        assert f"network up: {address}" in serial and "(static)" in serial
+        history = [e["event"] for e in
+                   _get(client, f"/v1/nodes/{REDFISH_VMEDIA}/history")["history"]]
+        assert any("inserted as a virtual CD" in e for e in history), history
+        # ejected: the domain has no CD left, and the BMC shows no medium
+        assert "cdrom" not in hv.dumpxml(REDFISH_VMEDIA)
+        media = _get(client, f"/v1/nodes/{REDFISH_VMEDIA}/vmedia")["vmedia"]
+        assert media and not any(m["inserted"] for m in media), media
+        # the token the image carried is in no log of the service
+        assert "callback_token=" not in lab.serve_log.read_text(errors="replace")
 
 
 def test_out_of_band_inspection_reads_a_redfish_vm_without_booting_it(

@@ -245,6 +245,10 @@ class IntrospectionSection:
         "several, comma-separated (e.g. 10.20.0.1,fd20:20::1 for IPv4 and IPv6 nodes). "
         "Empty: none.")
     ramdisk_port: int = opt(5051, "Port of that listener.", minimum=1)
+    ramdisk_url: str = opt(
+        "", "Base URL that ramdisks booted without discoverd's PXE side (virtual media) post "
+        "their report to (/v1/continue is appended), e.g. http://10.30.0.1:5051. Empty: "
+        "[pxe] http_url.")
     ironic_timeout: float = opt(30.0, "Seconds one bare-metal API call may take.", minimum=0.1)
     ironic_retries: int = opt(
         12, "Attempts of a bare-metal API call that answers 409 (node locked) or 503 (busy).",
@@ -508,6 +512,15 @@ class RedfishSection:
     connection_cache_size: int = opt(
         1000, "BMC connections (and their Redfish sessions) kept for reuse, least recently "
         "used first out; 0: a new one for every call.", minimum=0)
+    vmedia_url: str = opt(
+        "", "Base URL the BMCs fetch virtual media from (boot_interface = "
+        "redfish-virtual-media): this service's API listener, or its [api] ramdisk_host one, "
+        "as the BMCs reach it, e.g. http://10.0.0.5:6385. The image path (/vmedia/...) is "
+        "appended. Empty: http://[api] host:[api] port, refused when that host is a wildcard "
+        "address.")
+    vmedia_dir: str = opt(
+        "", "Where the inspection ISO is built and cached (once per ramdisk version). Empty: "
+        "vmedia in the state directory.")
 
 
 @dataclass(frozen=True)
@@ -588,6 +601,11 @@ class Config:
     @property
     def ramdisk_dir(self) -> Path:
         return Path(self.pxe.ramdisk_dir) if self.pxe.ramdisk_dir else self.state_dir / "ramdisk"
+
+    @property
+    def vmedia_dir(self) -> Path:
+        return Path(self.redfish.vmedia_dir) if self.redfish.vmedia_dir else (
+            self.state_dir / "vmedia")
 
     @property
     def ramdisk_logs_dir(self) -> Path:

@@ -164,6 +164,10 @@ def _post(path: str) -> _Op[None]:
     yield _Call("POST", path)
 
 
+def _post_for(path: str) -> _Op[Any]:
+    return (yield _Call("POST", path))
+
+
 def _delete_one(path: str) -> _Op[None]:
     yield _Call("DELETE", path)
 
@@ -582,6 +586,13 @@ class AsyncClient:
 
     async def abort(self, uuid: str) -> None:
         await self._run(_post(_node_path(uuid, "abort")))
+
+    async def boot_params(self, uuid: str) -> dict[str, Any]:
+        """The kernel parameters of a ramdisk that the caller boots itself without discoverd's
+        PXE side (virtual media): the callback URL and a new callback token, which replaces
+        the previous one. The answer holds a secret: never log it."""
+        answer = await self._run(_post_for(_node_path(uuid, "boot_params")))
+        return answer if isinstance(answer, dict) else {}
 
     async def list_statuses(self, marker: str | None = None, limit: int | None = None,
                             state: str | Iterable[str] | None = None) -> list[Status]:

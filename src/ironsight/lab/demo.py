@@ -139,12 +139,13 @@ def run_lab() -> None:
     """The real demo: VMs PXE-boot the discovery ramdisk and are inspected, three powered
     over IPMI and, where libvirt can run, one more as a libvirt domain powered over SSH
     (pxe_ssh)."""
-    from ironsight.lab import firmware, hypervisor
+    from ironsight.lab import firmware, hypervisor, redfish_bmc
     from ironsight.lab.lifecycle import running
     from ironsight.lab.state import LabOptions, default_vms
 
     state_dir = Path(tempfile.mkdtemp(prefix="ironsight-demo-lab-"))
     no_libvirt = hypervisor.unavailable()
+    no_redfish = no_libvirt or redfish_bmc.unavailable()
     # the IPMI VMs boot as servers do: SeaBIOS, UEFI and UEFI with Secure Boot, the UEFI ones
     # through their firmware's own PXE; the pxe_ssh domain (the 4th) SeaBIOS again
     kinds = [firmware.BIOS, firmware.UEFI, firmware.UEFI_SECUREBOOT]
@@ -152,28 +153,39 @@ def run_lab() -> None:
         firmware.UEFI)
     if no_uefi:
         kinds = [firmware.BIOS]
+    # the 5th, where the Redfish emulator can run: a libvirt domain behind the lab's Redfish
+    # BMC, booted from the inspection ISO as a virtual CD (no DHCP or PXE of ours)
     vms = (default_vms(3, firmware=kinds) if no_libvirt
-           else default_vms(4, ssh=1, firmware=kinds))
+           else default_vms(4, ssh=1, firmware=kinds) if no_redfish
+           else default_vms(5, ssh=1, redfish=1, firmware=[*kinds, firmware.BIOS, firmware.BIOS]))
     console.print(f"[bold]ironsight demo[/bold]: a lab of {len(vms)} QEMU VMs (TCG), inspected "
                   "through the full PXE path: 3 behind virtual BMCs (IPMI)"
-                  + ("" if no_libvirt else ", 1 a libvirt domain powered over SSH (pxe_ssh)"))
+                  + ("" if no_libvirt else ", 1 a libvirt domain powered over SSH (pxe_ssh)")
+                  + ("" if no_redfish else ", 1 behind a Redfish BMC booted from virtual "
+                     "media"))
     if no_uefi:
         console.print(f"[yellow]no UEFI VM: {no_uefi}; going on with SeaBIOS ones[/yellow]")
     if no_libvirt:
         console.print(f"[yellow]no pxe_ssh VM: libvirt cannot run here ({no_libvirt}); "
                       "going on with the IPMI ones[/yellow]")
+    elif no_redfish:
+        console.print(f"[yellow]no Redfish VM: {no_redfish}[/yellow]")
     try:
         with running(LabOptions(state_dir=state_dir, vms=vms),
                      log=lambda line: console.print(f"  lab: {line}")) as lab:
             os.environ["IRONSIGHT_URL"] = lab.api_url
             names = [vm.spec.name for vm in vms]
             for vm in vms:
-                console.print(f"  {vm.spec.name}: {vm.driver}, {vm.spec.firmware}, "
+                console.print(f"  {vm.spec.name}: {vm.driver}"
+                              f"{', ' + vm.boot_interface if vm.boot_interface else ''}, "
+                              f"{vm.spec.firmware}, "
                               f"{vm.spec.cpus} vCPU, {vm.spec.memory_mb} MiB, "
                               f"{vm.spec.disk_gb} GiB disk, MAC {vm.spec.mac}")
-            console.print("[bold]inspecting[/bold] (each VM powers on over IPMI or `virsh` "
-                          "over SSH, PXE-boots the ramdisk from discoverd: iPXE, or on UEFI "
-                          "shim -> GRUB -> the signed kernel over TFTP; reports, powers off)")
+            console.print("[bold]inspecting[/bold] (each VM powers on over IPMI, `virsh` "
+                          "over SSH or Redfish, PXE-boots the ramdisk from discoverd: iPXE, or "
+                          "on UEFI shim -> GRUB -> the signed kernel over TFTP; the Redfish one "
+                          "boots the inspection ISO its BMC inserted, with a static address; "
+                          "reports, powers off)")
             status = _cli("node", "inspect", *names, "--wait", "600")
             with lab.client() as api:
                 for name in dict.fromkeys([names[0], names[2], names[-1]]):

@@ -464,6 +464,17 @@ class Hypervisor:
     def define(self, spec: VmSpec, files: VmFiles) -> None:
         self.virsh("define", "/dev/stdin", stdin=domain_xml(spec, files))
 
+    def ensure_pool(self, name: str) -> Path:
+        """A directory storage pool of this hypervisor's own, started (where sushy-tools'
+        emulator uploads the virtual media it inserts); its directory."""
+        path = self.dirs.root / f"pool-{name}"
+        path.mkdir(mode=0o700, exist_ok=True)
+        if name not in self.virsh("pool-list", "--all", "--name").split():
+            self.virsh("pool-define-as", name, "dir", "--target", str(path))
+        if name not in self.virsh("pool-list", "--name").split():
+            self.virsh("pool-start", name)
+        return path
+
     def state(self, name: str) -> str:
         """`virsh domstate`: "running", "shut off"..."""
         return self.virsh("domstate", name).strip()

@@ -29,7 +29,7 @@ from ironsight.lab.nodes import RedfishAccess, enroll, provision, wait_states
 from ironsight.lab.pki import make_pki
 from ironsight.lab.processes import child_exited, log_tail, spawn, terminate
 from ironsight.lab.qemu import ensure_disks
-from ironsight.lab.redfish_bmc import RedfishEmulator
+from ironsight.lab.redfish_bmc import VMEDIA_POOL, RedfishEmulator
 from ironsight.lab.state import (
     CONF_FILE,
     DAEMON_FILE,
@@ -135,7 +135,7 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
     with lab.client() as api:
         for vm in enrolled:
             lab.state.setdefault("nodes", {})[vm.spec.name] = enroll(
-                api, vm, options.bmc_user, password, ssh_key, redfish)
+                api, vm, options.bmc_user, password, ssh_key, redfish, net)
         lab.save()
         if options.manage and enrolled:
             names = [vm.spec.name for vm in enrolled]
@@ -181,9 +181,11 @@ def _start_redfish(lab: Lab, options: LabOptions, log: Log) -> RedfishAccess | N
     lab.redfish_dir.mkdir(parents=True, exist_ok=True)
     pki = make_pki(lab.redfish_dir, days=30)
     password = lab.password_file.read_text().strip()
+    # the media the BMC inserts land in a storage pool of the lab's libvirtd
+    Hypervisor(lab.hypervisor_dir).ensure_pool(VMEDIA_POOL)
     emulator = RedfishEmulator(lab.redfish_dir, HypervisorDirs(lab.hypervisor_dir).uri,
                                users={options.bmc_user: password}, cert=pki.cert_file,
-                               key=pki.key_file, port=REDFISH_PORT)
+                               key=pki.key_file, port=REDFISH_PORT, storage_pool=VMEDIA_POOL)
     log(f"starting the lab's Redfish BMC (sushy-tools' emulator) on https://127.0.0.1:"
         f"{REDFISH_PORT} inside the namespace")
     net = options.network
@@ -264,6 +266,9 @@ def service_config(state_dir: Path, net: LabNetwork, ramdisk_dir: Path,
         "api": {"host": "127.0.0.1", "port": str(NS_API_PORT)},
         "discoverd": {"enabled": "true",
                       "service_url": f"http://127.0.0.1:{NS_DISCOVERD_PORT}/v1"},
+        # virtual media: the Redfish BMC (the emulator, on the namespace's loopback) fetches
+        # the inspection ISO from the API listener
+        "redfish": {"vmedia_url": f"http://127.0.0.1:{NS_API_PORT}"},
         "introspection": {"host": "127.0.0.1", "port": str(NS_DISCOVERD_PORT),
                           "ramdisk_host": f"{net.address},{net.address6}" if ipv6
                           else net.address, "ramdisk_port": str(NS_RAMDISK_PORT),

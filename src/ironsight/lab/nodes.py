@@ -8,6 +8,7 @@ The lab is a user of the API like any other, so it goes through the operator cli
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from ironsight.client.http import ApiClient, ClientError, node_path
 from ironsight.client.wait import Node, NodeWatch, Poller, wait_for_nodes
 from ironsight.lab.hypervisor import LIBVIRT_URI, SSH_PORT, SSH_USER
+from ironsight.lab.network import LabNetwork
 from ironsight.lab.state import REDFISH_DRIVER, LabError, LabVm
 
 
@@ -35,11 +37,30 @@ class RedfishAccess:
     ca_file: Path
 
 
+def static_network_data(vm: LabVm, net: LabNetwork) -> dict[str, Any]:
+    """Ironic's network_data for a virtual-media VM: a static address on the lab bridge,
+    below dnsmasq's range (hosts .20 + its number), so that it never asks discoverd's DHCP."""
+    network = ipaddress.ip_interface(net.ipv4).network
+    number = int(vm.spec.mac.replace(":", "")[-4:], 16)
+    address = network[20 + number]
+    if number < 1 or 20 + number >= 100:
+        raise LabError(f"{vm.spec.name}: no static address for MAC {vm.spec.mac} below the "
+                       "lab's DHCP range")
+    return {"links": [{"id": "lab0", "type": "phy", "ethernet_mac_address": vm.spec.mac}],
+            "networks": [{"id": "lab-ipv4", "link": "lab0", "type": "ipv4",
+                          "ip_address": str(address), "netmask": str(network.netmask),
+                          "routes": [{"network": "0.0.0.0", "netmask": "0.0.0.0",
+                                      "gateway": net.address}]}],
+            "services": []}
+
+
 def enroll(api: ApiClient, vm: LabVm, user: str, password: str,
-           ssh_key: str | None = None, redfish: RedfishAccess | None = None) -> str:
+           ssh_key: str | None = None, redfish: RedfishAccess | None = None,
+           network: LabNetwork | None = None) -> str:
     """The node of a VM, with its PXE port and in driver_info its BMC (IPMI, or for a
     redfish VM the lab's Redfish BMC), or for a pxe_ssh domain its hypervisor's SSH login
-    (`ssh_key`: the private key's text); returns its UUID."""
+    (`ssh_key`: the private key's text); a virtual-media VM's boot_interface and static
+    network_data (`network`: the lab's); returns its UUID."""
     if vm.driver == REDFISH_DRIVER:
         if redfish is None:
             raise LabError(f"{vm.spec.name} is a redfish VM, but no Redfish BMC runs")
@@ -58,8 +79,13 @@ def enroll(api: ApiClient, vm: LabVm, user: str, password: str,
         info = {"ipmi_address": "127.0.0.1", "ipmi_port": vm.bmc_port,
                 "ipmi_username": user, "ipmi_password": password}
     with _refused(f"enrolling {vm.spec.name}"):
-        node = api.post("/v1/nodes", {"name": vm.spec.name, "driver": vm.driver,
-                                      "driver_info": info})
+        body: dict[str, Any] = {"name": vm.spec.name, "driver": vm.driver,
+                                "driver_info": info}
+        if vm.boot_interface:
+            body["boot_interface"] = vm.boot_interface
+        if vm.virtual_media:
+            body["network_data"] = static_network_data(vm, network or LabNetwork())
+        node = api.post("/v1/nodes", body)
         api.post("/v1/ports", {"address": vm.spec.mac, "node_uuid": node["uuid"]})
     return str(node["uuid"])
 

@@ -28,6 +28,7 @@ SEABIOS = "/usr/share/seabios/bios-256k.bin"  # qemu-system-x86's
 # not turn on); a lab VM that boots Secure Boot is defined so from the start
 BOOT_LOADER_MAP = {"UEFI": {"x86_64": str(OVMF_CODE)}, "Legacy": {"x86_64": SEABIOS}}
 VENV_ENV = "IRONSIGHT_SUSHY_TOOLS_VENV"
+VMEDIA_POOL = "ironsight-vmedia"  # the libvirt storage pool inserted media are uploaded to
 
 
 def venv() -> Path:
@@ -60,6 +61,8 @@ class RedfishEmulator:
     key: Path | None = None
     host: str = "127.0.0.1"
     port: int = 0
+    # the libvirt storage pool inserted media are uploaded to (Hypervisor.ensure_pool)
+    storage_pool: str | None = None
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -92,6 +95,8 @@ class RedfishEmulator:
                  f"SUSHY_EMULATOR_BOOT_LOADER_MAP = {BOOT_LOADER_MAP!r}",
                  f"SUSHY_EMULATOR_SECURE_BOOT_ENABLED_NVRAM = {str(OVMF_VARS_MS)!r}",
                  f"SUSHY_EMULATOR_SECURE_BOOT_DISABLED_NVRAM = {str(OVMF_VARS)!r}"]
+        if self.storage_pool:
+            lines.append(f"SUSHY_EMULATOR_STORAGE_POOL = {self.storage_pool!r}")
         if self.cert and self.key:
             lines += [f"SUSHY_EMULATOR_SSL_CERT = {str(self.cert)!r}",
                       f"SUSHY_EMULATOR_SSL_KEY = {str(self.key)!r}"]

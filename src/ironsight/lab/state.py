@@ -41,6 +41,8 @@ DRIVERS = ("pxe_ipmitool", "pxe_ipminative")
 SSH_DRIVER = "pxe_ssh"  # a libvirt domain of the lab's hypervisor (hypervisor.py), no BMC
 # a libvirt domain of the lab's hypervisor behind the lab's Redfish BMC (redfish_bmc.py)
 REDFISH_DRIVER = "redfish"
+VMEDIA_BOOT = "redfish-virtual-media"
+PXE_BOOT = "ipxe"
 LIBVIRT_DRIVERS = (SSH_DRIVER, REDFISH_DRIVER)
 HYPERVISOR_DIR = "hypervisor"
 REDFISH_DIR = "redfish"
@@ -70,6 +72,13 @@ class LabVm:
     driver: str
     bmc_port: int  # inside the namespace (the node's ipmi_port)
     enroll: bool = True
+    # the node's boot_interface (None: its hardware type's default); `redfish-virtual-media`
+    # VMs also get a static address in their network_data (nodes.py): no DHCP of ours
+    boot_interface: str | None = None
+
+    @property
+    def virtual_media(self) -> bool:
+        return self.boot_interface == VMEDIA_BOOT
 
     @property
     def under_libvirt(self) -> bool:
@@ -79,19 +88,20 @@ class LabVm:
 
     def as_dict(self) -> dict[str, Any]:
         return {"spec": self.spec.as_dict(), "driver": self.driver, "bmc_port": self.bmc_port,
-                "enroll": self.enroll}
+                "enroll": self.enroll, "boot_interface": self.boot_interface}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LabVm:
         return cls(VmSpec.from_dict(data["spec"]), data["driver"], int(data["bmc_port"]),
-                   bool(data.get("enroll", True)))
+                   bool(data.get("enroll", True)), data.get("boot_interface"))
 
 
 def default_vms(count: int, *, ssh: int = 0, redfish: int = 0, bmc_base_port: int = 6230,
                 firmware: Sequence[str] = (fw.BIOS,), ipv6_only: int = 0) -> list[LabVm]:
     """`count` VMs named lab-1..N, sizes cycling through SIZES: the first ones behind virtual
     IPMI BMCs (drivers alternating), then `ssh` libvirt domains (pxe_ssh), the last `redfish`
-    libvirt domains behind the lab's Redfish BMC (redfish).
+    libvirt domains behind the lab's Redfish BMC (redfish), whose boot interfaces alternate:
+    redfish-virtual-media first, then ipxe (PXE through discoverd).
 
     Their firmware cycles through the kinds of `firmware`; the last `ipv6_only` of the VMs
     booting UEFI are IPv6-only (a SeaBIOS VM's iPXE is the lab's IPv4 path: never)."""
@@ -121,7 +131,10 @@ def default_vms(count: int, *, ssh: int = 0, redfish: int = 0, bmc_base_port: in
                       ipv6_only=index in v6)
         driver = (REDFISH_DRIVER if redfish_vm else SSH_DRIVER if index >= count - redfish - ssh
                   else DRIVERS[index % len(DRIVERS)])
-        vms.append(LabVm(spec, driver, bmc_base_port + index))
+        boot = None
+        if redfish_vm:
+            boot = (VMEDIA_BOOT, PXE_BOOT)[(index - (count - redfish)) % 2]
+        vms.append(LabVm(spec, driver, bmc_base_port + index, boot_interface=boot))
     return vms
 
 

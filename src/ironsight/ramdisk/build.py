@@ -30,6 +30,8 @@ VMLINUZ = "vmlinuz"
 INITRAMFS = "initramfs"
 FORMAT = 1
 _BUILDER = Path(__file__).parent
+# modules beside the builder that make nothing of the ramdisk (the ISO has its own cache)
+NOT_RAMDISK = frozenset({"iso.py"})
 
 Log = Callable[[str], None]
 
@@ -101,7 +103,7 @@ def source_hashes(*, python: Path, busybox: Path, agent_dir: Path) -> dict[str, 
                                       ("files", initramfs.FILES, "*"),
                                       ("builder", _BUILDER, "*.py")):
         for path in sorted(directory.glob(pattern)):
-            if path.is_file():
+            if path.is_file() and not (label == "builder" and path.name in NOT_RAMDISK):
                 hashes[f"{label}/{path.name}"] = sha256_file(path)
     return hashes
 

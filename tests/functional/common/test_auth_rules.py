@@ -57,3 +57,25 @@ def test_a_member_may_not_create_a_rule(service: Service) -> None:
 
 def test_an_anonymous_caller_is_asked_to_authenticate(service: Service) -> None:
     assert call(service, None, "GET", "/v1/inspection_rules").status_code == 401
+
+
+# --- discoverd's boot_params: a callback token, for the conductor only -----------------------
+
+def call_discoverd(service: Service, user: str | None, path: str) -> httpx.Response:
+    return httpx.post(f"{service.di_url}{path}", timeout=15,
+                      auth=basic(user) if user else None)
+
+
+BOOT_PARAMS = "/v1/introspection/7f3c9f7e-0000-4000-8000-000000000000/boot_params"
+
+
+def test_a_member_may_not_get_a_callback_token(service: Service) -> None:
+    assert call_discoverd(service, "ops", BOOT_PARAMS).status_code == 403
+
+
+def test_an_anonymous_caller_gets_no_callback_token(service: Service) -> None:
+    assert call_discoverd(service, None, BOOT_PARAMS).status_code == 401
+
+
+def test_an_admin_is_told_the_introspection_is_unknown(service: Service) -> None:
+    assert call_discoverd(service, "admin", BOOT_PARAMS).status_code == 404

@@ -172,3 +172,70 @@ async def test_loopback_is_exempt_from_the_rate_limit_by_default(
     codes = {(await di.post("/v1/continue", json={"inventory": "x"})).status_code
              for _ in range(30)}
     assert 429 not in codes
+
+
+# --- boot_params: the token of a ramdisk the bare-metal service boots from virtual media ------
+
+VMEDIA = pytest.mark.discoverd_conf(introspection={"allow_tokenless_reports": "false",
+                                                   "ramdisk_url": "http://10.9.0.1:5051/"},
+                                    pxe={"kernel_params": "console=ttyS0,115200"})
+
+
+@VMEDIA
+async def test_boot_params_carry_a_token_that_is_accepted(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    m = await make_node(bm)
+    await start(di, m.uuid)
+    resp = await di.post(f"/v1/introspection/{m.uuid}/boot_params")
+    assert resp.status_code == 200, resp.text
+    body = resp.json()
+    assert body["callback_url"] == "http://10.9.0.1:5051/v1/continue"
+    words = body["kernel_params"].split()
+    assert words[0] == "ironsight.callback_url=http://10.9.0.1:5051/v1/continue"
+    assert words[-1] == "console=ttyS0,115200"
+    assert not any(w.startswith("BOOTIF=") for w in words)
+    token = next(w.split("=", 1)[1] for w in words if w.startswith("ironsight.callback_token="))
+    resp = await di.post("/v1/continue", json=ipa_payload(m, cpus=3), headers={HEADER: token})
+    assert resp.status_code == 200, resp.text
+    assert (await wait_finished(di, m.uuid))["error"] is None
+
+
+@VMEDIA
+async def test_boot_params_again_replace_the_token(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    m = await make_node(bm)
+    await start(di, m.uuid)
+    first = (await di.post(f"/v1/introspection/{m.uuid}/boot_params")).json()
+    await di.post(f"/v1/introspection/{m.uuid}/boot_params")
+    old = next(w.split("=", 1)[1] for w in first["kernel_params"].split()
+               if w.startswith("ironsight.callback_token="))
+    resp = await di.post("/v1/continue", json=ipa_payload(m), headers={HEADER: old})
+    assert resp.status_code == 403
+
+
+@VMEDIA
+async def test_boot_params_of_a_finished_introspection_are_409(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    m = await make_node(bm)
+    await start(di, m.uuid)
+    assert (await di.post(f"/v1/introspection/{m.uuid}/abort")).status_code == 202
+    await wait_finished(di, m.uuid)
+    resp = await di.post(f"/v1/introspection/{m.uuid}/boot_params")
+    assert resp.status_code == 409
+    assert "not waiting for its ramdisk" in error_message(resp)
+
+
+@VMEDIA
+async def test_boot_params_of_an_unknown_node_are_404(di: httpx.AsyncClient) -> None:
+    resp = await di.post("/v1/introspection/7f3c9f7e-0000-4000-8000-000000000000/boot_params")
+    assert resp.status_code == 404
+
+
+@pytest.mark.discoverd_conf(introspection={"ramdisk_url": ""}, pxe={"http_url": ""})
+async def test_boot_params_without_a_ramdisk_url_say_which_option(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    m = await make_node(bm)
+    await start(di, m.uuid)
+    resp = await di.post(f"/v1/introspection/{m.uuid}/boot_params")
+    assert resp.status_code == 409
+    assert "[introspection] ramdisk_url" in error_message(resp)

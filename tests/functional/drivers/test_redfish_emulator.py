@@ -6,7 +6,10 @@ through its socket, not through the driver."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import http.server
 import logging
+import threading
 import uuid as uuidlib
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -20,12 +23,13 @@ from ironsight.baremetal import states
 from ironsight.baremetal.drivers.base import InspectOutcome, NodeContext
 from ironsight.baremetal.drivers.redfish import RedfishManagement, RedfishPower
 from ironsight.baremetal.drivers.redfish_inspect import RedfishInspect
+from ironsight.baremetal.drivers.redfish_vmedia import RedfishVirtualMediaBoot
 from ironsight.baremetal.service import BaremetalService, upgrade_database
 from ironsight.common import config
 from ironsight.common.exceptions import DriverError, PowerStateFailure
 from ironsight.lab import hypervisor, redfish_bmc
 from ironsight.lab.qemu import VmFiles, VmSpec
-from ironsight.lab.redfish_bmc import RedfishEmulator
+from ironsight.lab.redfish_bmc import VMEDIA_POOL, RedfishEmulator
 
 from ..security import Pki, make_pki
 
@@ -49,8 +53,10 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 @pytest.fixture(scope="module")
 def emulator(libvirt: Libvirt, pki: Pki,
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedfishEmulator]:
+    libvirt.hypervisor.ensure_pool(VMEDIA_POOL)
     bmc = RedfishEmulator(tmp_path_factory.mktemp("redfish"), libvirt.hypervisor.dirs.uri,
-                          users={"admin": PASSWORD}, cert=pki.cert_file, key=pki.key_file)
+                          users={"admin": PASSWORD}, cert=pki.cert_file, key=pki.key_file,
+                          storage_pool=VMEDIA_POOL)
     bmc.start()
     try:
         yield bmc
@@ -333,3 +339,80 @@ async def test_secure_boot_without_uefi_is_refused_in_the_bmcs_words(
     with pytest.raises(DriverError) as raised:  # a BIOS domain has no Secure Boot
         await RedfishManagement(CONF).set_secure_boot_state(rf_node, True)
     assert "enabling Secure Boot" in str(raised.value)
+
+
+# --- virtual media ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def media_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A plain HTTP server of an image (as the bare-metal API serves a node's); its URL."""
+    root = tmp_path_factory.mktemp("media")
+    (root / "node.iso").write_bytes(b"CD001" * 4096)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/node.iso"
+    finally:
+        server.shutdown()
+
+
+def cdrom_sources(domain_xml: str) -> list[str | None]:
+    """The file of each CD drive of the domain (None: empty)."""
+    found = []
+    for disk in ET.fromstring(domain_xml).iter("disk"):
+        if disk.get("device") == "cdrom":
+            source = disk.find("source")
+            found.append(source.get("file") if source is not None else None)
+    return found
+
+
+async def test_inserted_media_is_the_domains_cd_and_the_bmc_shows_it(
+        rf_node: NodeContext, libvirt: Libvirt, libvirt_domain: str, media_server: str) -> None:
+    await RedfishVirtualMediaBoot(CONF).insert(rf_node, media_server)
+    [source] = cdrom_sources(libvirt.hypervisor.dumpxml(libvirt_domain))
+    assert source is not None and source.startswith(str(libvirt.hypervisor.dirs.root))
+    assert Path(source).read_bytes() == b"CD001" * 4096
+    media = await RedfishManagement(CONF).get_virtual_media(rf_node)
+    cd = next(m for m in media if m["device_type"] == "cdrom")
+    assert cd["inserted"] and cd["image_url"] == media_server
+
+
+async def test_the_boot_device_cdrom_boots_the_inserted_media_first(
+        rf_node: NodeContext, libvirt: Libvirt, libvirt_domain: str, media_server: str) -> None:
+    await RedfishVirtualMediaBoot(CONF).insert(rf_node, media_server)
+    await RedfishManagement(CONF).set_boot_device(rf_node, "cdrom")
+    xml = ET.fromstring(libvirt.hypervisor.dumpxml(libvirt_domain))
+    os_boot = [b.get("dev") for b in xml.iter("boot") if b.get("dev")]
+    orders = {d.get("device"): d.find("boot").get("order")  # type: ignore[union-attr]
+              for d in xml.iter("disk") if d.find("boot") is not None}
+    assert os_boot[:1] == ["cdrom"] or orders.get("cdrom") == "1"
+
+
+async def test_eject_empties_the_drive(rf_node: NodeContext, libvirt: Libvirt,
+                                       libvirt_domain: str, media_server: str) -> None:
+    boot = RedfishVirtualMediaBoot(CONF)
+    await boot.insert(rf_node, media_server)
+    await boot.eject(rf_node)
+    assert not any(cdrom_sources(libvirt.hypervisor.dumpxml(libvirt_domain)))
+    media = await RedfishManagement(CONF).get_virtual_media(rf_node)
+    assert not any(m["inserted"] for m in media)
+
+
+async def test_eject_of_an_empty_drive_is_not_an_error(rf_node: NodeContext) -> None:
+    await RedfishVirtualMediaBoot(CONF).eject(rf_node)
+
+
+async def test_a_second_insert_replaces_the_first(rf_node: NodeContext, libvirt: Libvirt,
+                                                  libvirt_domain: str, media_server: str) -> None:
+    boot = RedfishVirtualMediaBoot(CONF)
+    await boot.insert(rf_node, media_server)
+    await boot.insert(rf_node, media_server + "?again")
+    assert len([s for s in cdrom_sources(libvirt.hypervisor.dumpxml(libvirt_domain)) if s]) == 1
+
+
+async def test_media_the_bmc_cannot_fetch_is_refused_in_the_bmcs_words(
+        rf_node: NodeContext, media_server: str) -> None:
+    with pytest.raises(DriverError, match=r"inserting the inspection ISO.*error 404"):
+        await RedfishVirtualMediaBoot(CONF).insert(rf_node, media_server + ".missing")

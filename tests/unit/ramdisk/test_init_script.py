@@ -112,6 +112,30 @@ def test_parse_cmdline_stops_at_double_dash_and_does_not_glob(applets: Path) -> 
     assert result["poweroff"] == "0"
 
 
+def test_parse_cmdline_reads_the_static_network_keys(applets: Path) -> None:
+    out = sh(applets, "parse_cmdline 'ironsight.ip=192.0.2.10/24 ironsight.ip=fd00:1::10/64 "
+                      "ironsight.gateway=fd00:1::1 ironsight.gateway=192.0.2.1 "
+                      "ironsight.dns=192.0.2.53,fd00:1::53'\n"
+                      'echo "$STATIC_IPS|$STATIC_GWS|$STATIC_DNS"')
+    assert out.rstrip("\n").split("|") == [
+        "192.0.2.10/24 fd00:1::10/64", "192.0.2.1 fd00:1::1", "192.0.2.53 fd00:1::53"]
+
+
+def test_parse_cmdline_resets_the_static_network_keys(applets: Path) -> None:
+    out = sh(applets, "parse_cmdline 'ironsight.ip=192.0.2.10/24 ironsight.gateway=192.0.2.1 "
+                      "ironsight.dns=192.0.2.53'\nparse_cmdline 'console=ttyS0'\n"
+                      'echo "$STATIC_IPS|$STATIC_GWS|$STATIC_DNS"')
+    assert out.rstrip("\n") == "||"
+
+
+def test_parse_cmdline_keeps_the_last_static_address_of_each_family(applets: Path) -> None:
+    out = sh(applets, "parse_cmdline 'ironsight.ip=fd00:1::10/64 ironsight.ip=192.0.2.10/24 "
+                      "ironsight.ip=192.0.2.11/24 ironsight.ip= ironsight.gateway=192.0.2.1 "
+                      "ironsight.gateway=192.0.2.2'\n"
+                      'echo "$STATIC_IPS|$STATIC_GWS"')
+    assert out.rstrip("\n") == "192.0.2.11/24 fd00:1::10/64|192.0.2.2"
+
+
 @pytest.mark.parametrize(("bootif", "mac"), [
     ("01-52-54-00-12-34-56", "52:54:00:12:34:56"),
     ("01-AA-BB-CC-DD-EE-FF", "aa:bb:cc:dd:ee:ff"),
@@ -152,6 +176,20 @@ def test_url_family_is_6_only_for_an_ipv6_literal_host(applets: Path, url: str,
 def test_the_first_callback_url_decides_the_family(applets: Path, cmdline: str,
                                                    family: str) -> None:
     assert sh(applets, f"parse_cmdline '{cmdline}'; net_family").strip() == family
+
+
+@pytest.mark.parametrize(("cmdline", "method"), [
+    ("ironsight.ip=192.0.2.10/24 ironsight.callback_url=http://192.0.2.1:5050/x", "static"),
+    ("ironsight.ip=fd00:1::10/64 ironsight.callback_url=http://[fd00:1::1]:5051/x", "static"),
+    ("ironsight.callback_url=http://[fd20:20::1]:5051/x", "ipv6"),
+    ("ironsight.callback_url=http://10.0.0.1:5050/x", "dhcp"),
+    ("ironsight.gateway=192.0.2.1 ironsight.dns=192.0.2.53", "dhcp"),  # no address: ignored
+    ("ironsight.ip=", "dhcp"),
+    ("console=ttyS0", "dhcp"),
+])
+def test_net_method_is_static_only_with_an_ironsight_ip_address(applets: Path, cmdline: str,
+                                                                 method: str) -> None:
+    assert sh(applets, f"parse_cmdline '{cmdline}'; net_method").strip() == method
 
 
 IF_INET6 = """\
@@ -197,6 +235,115 @@ def test_wait_ipv6_gives_up_after_the_bound_and_says_so(applets: Path, net: Path
                       "wait_ipv6 eth0 2; echo rc=$?")
     assert "no IPv6 address on eth0 after 1 s" in out
     assert out.strip().endswith("rc=1")
+
+
+# --- static configuration (ironsight.ip, .gateway, .dns) -----------------------------------------
+
+def static(tmp_path: Path, script: str, *, fail_on: str = "",
+           cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Runs /init's functions under dash with PATH holding only a fake `ip`, which records its
+    arguments (and fails like ip when they contain fail_on), and RESOLV_CONF in tmp_path.
+    dash, not busybox sh: busybox sh would run its own `ip` applet whatever PATH says, on this
+    machine's real interfaces. Returns the process and the recorded `ip` calls."""
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    calls = tmp_path / "calls"
+    failing = (f'case "$*" in *"{fail_on}"*) echo "RTNETLINK answers: File exists" >&2; '
+               "exit 2 ;; esac\n") if fail_on else ""
+    (fake / "ip").write_text(f'#!{DASH}\necho "ip $*" >> {calls}\n{failing}')
+    (fake / "ip").chmod(0o755)
+    proc = subprocess.run([str(DASH), "-c", f'. "{INIT}"\n'
+                                            f"RESOLV_CONF={tmp_path / 'resolv.conf'}\n{script}"],
+                          env={"PATH": str(fake), "IRONSIGHT_INIT_LIB": "1"}, cwd=cwd,
+                          capture_output=True, text=True, timeout=30, check=False)
+    return proc, calls.read_text().splitlines() if calls.exists() else []
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_configure_static_ipv4_only(tmp_path: Path) -> None:
+    proc, calls = static(tmp_path, "STATIC_IPS=192.0.2.10/24; STATIC_GWS=192.0.2.1\n"
+                                   "configure_static eth9")
+    assert proc.returncode == 0, proc.stderr
+    assert calls == ["ip addr add 192.0.2.10/24 dev eth9",
+                     "ip route add default via 192.0.2.1 dev eth9"]
+    assert "network up: 192.0.2.10/24 (static)" in proc.stdout
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_configure_static_ipv6_only(tmp_path: Path) -> None:
+    proc, calls = static(tmp_path, "STATIC_IPS=fd00:1::10/64; STATIC_GWS=fd00:1::1\n"
+                                   "configure_static eth9")
+    assert proc.returncode == 0, proc.stderr
+    assert calls == ["ip -6 addr add fd00:1::10/64 dev eth9",
+                     "ip -6 route add default via fd00:1::1 dev eth9"]
+    assert "network up: fd00:1::10/64 (static)" in proc.stdout
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_configure_static_dual_stack(tmp_path: Path) -> None:
+    proc, calls = static(tmp_path, "STATIC_IPS='192.0.2.10/24 fd00:1::10/64'\n"
+                                   "STATIC_GWS='192.0.2.1 fd00:1::1'\nconfigure_static eth9")
+    assert proc.returncode == 0, proc.stderr
+    assert calls == ["ip addr add 192.0.2.10/24 dev eth9",
+                     "ip -6 addr add fd00:1::10/64 dev eth9",
+                     "ip route add default via 192.0.2.1 dev eth9",
+                     "ip -6 route add default via fd00:1::1 dev eth9"]
+    assert "network up: 192.0.2.10/24 fd00:1::10/64 (static)" in proc.stdout
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_configure_static_without_a_gateway_adds_no_route(tmp_path: Path) -> None:
+    proc, calls = static(tmp_path, "STATIC_IPS=192.0.2.10/24; configure_static eth9")
+    assert proc.returncode == 0, proc.stderr
+    assert calls == ["ip addr add 192.0.2.10/24 dev eth9"]
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_configure_static_writes_the_nameservers(tmp_path: Path) -> None:
+    proc, _ = static(tmp_path, "STATIC_IPS=192.0.2.10/24; STATIC_DNS='192.0.2.53 fd00:1::53'\n"
+                               "configure_static eth9")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "resolv.conf").read_text() == \
+        "nameserver 192.0.2.53\nnameserver fd00:1::53\n"
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_configure_static_without_nameservers_leaves_resolv_conf_alone(tmp_path: Path) -> None:
+    proc, _ = static(tmp_path, "STATIC_IPS=192.0.2.10/24; configure_static eth9")
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "resolv.conf").exists()
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_a_failing_ip_command_fails_configure_static_and_is_logged(tmp_path: Path) -> None:
+    proc, calls = static(tmp_path, "STATIC_IPS='192.0.2.10/24 fd00:1::10/64'\n"
+                                   "STATIC_GWS='192.0.2.1 fd00:1::1'\n"
+                                   "configure_static eth9; echo rc=$?", fail_on="route")
+    assert proc.stdout.strip().endswith("rc=1"), proc.stdout
+    assert "ip route add default via 192.0.2.1 dev eth9 failed: RTNETLINK answers: File exists" \
+        in proc.stdout
+    assert "network up" not in proc.stdout
+    assert calls[-1] == "ip route add default via 192.0.2.1 dev eth9"  # stops there
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_configure_static_without_an_address_runs_no_ip_command(tmp_path: Path) -> None:
+    proc, calls = static(tmp_path, "STATIC_IPS=''; STATIC_GWS=192.0.2.1\n"
+                                   "configure_static eth9; echo rc=$?")
+    assert proc.stdout.strip().endswith("rc=1"), proc.stdout
+    assert calls == []
+
+
+@pytest.mark.skipif(not DASH.exists(), reason="needs dash")
+def test_configure_static_does_not_glob_the_values(tmp_path: Path) -> None:
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "cwd" / "file").write_text("")
+    proc, calls = static(tmp_path, "STATIC_IPS='*'; configure_static eth9\n"
+                                   'case "$-" in *f*) echo "globbing left off" ;; esac',
+                         cwd=tmp_path / "cwd")
+    assert proc.returncode == 0, proc.stderr
+    assert calls == ["ip addr add * dev eth9"]
+    assert "globbing left off" not in proc.stdout
 
 
 # --- boot mode and Secure Boot --------------------------------------------------------------------

@@ -22,6 +22,7 @@ from ironsight.baremetal.api import (
     ramdisk,
     root,
     runbooks,
+    vmedia,
     volume,
 )
 from ironsight.baremetal.api.base import VERSIONS, BaremetalDeps
@@ -40,7 +41,9 @@ ACCESS = AccessRules(
     public=(VERSION_DOCUMENTS,
             rule({"POST"}, r"/v1/continue_inspection"),
             rule({"GET"}, r"/v1/lookup"),
-            rule({"POST"}, r"/v1/heartbeat(/[^/]+)?")),
+            rule({"POST"}, r"/v1/heartbeat(/[^/]+)?"),
+            # a node's virtual media, fetched by its BMC (admitted by the image's random name)
+            rule({"GET", "HEAD"}, r"/vmedia/[^/]+/[^/]+\.iso")),
     admin_only=(rule({"DELETE"}, r"/v1/nodes/[^/]+"),
                 # Ironic's baremetal:events:post: the networking service (admin)
                 rule({"POST"}, r"/v1/events"),
@@ -72,7 +75,8 @@ def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette
     return _legacy(build_app(_spec(deps, metrics, open_only=False), deps,
                      [*root.routes, *nodes.routes, *node_extras.routes, *node_inventory.routes,
                       *ports.routes,
-                      *ramdisk.routes, *chassis.routes, *portgroups.routes, *conductors.routes,
+                      *ramdisk.routes, *vmedia.routes, *chassis.routes, *portgroups.routes,
+                      *conductors.routes,
                       *deploy_templates.routes, *runbooks.routes, *volume.routes,
                       *allocations.routes, *inspection_rules.routes, *events.routes,
                       # last: what no other route took under a node (never a bare 404)
@@ -82,7 +86,7 @@ def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette
 def create_ramdisk_app(deps: BaremetalDeps) -> Starlette:
     """Only the open endpoints, for `[api] ramdisk_host`: nothing there needs credentials."""
     return _legacy(build_app(_spec(deps, None, open_only=True), deps,
-                             [*root.routes, *ramdisk.routes]))
+                             [*root.routes, *ramdisk.routes, *vmedia.routes]))
 
 
 def _legacy(app: Starlette) -> Starlette:

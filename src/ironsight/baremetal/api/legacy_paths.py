@@ -24,15 +24,17 @@ _SUFFIX = ".json"
 
 def canonical(path: str, keep: frozenset[str]) -> str:
     """`path` with Ironic's implicit `/v1` added; `keep` are this service's own top-level
-    paths outside the API (`/metrics`)."""
+    paths outside the API (`/metrics`; one ending in / keeps what is under it)."""
     if path in ("", "/") or path == "/v1" or path.startswith("/v1/") or path in keep:
+        return path
+    if any(k.endswith("/") and path.startswith(k) for k in keep):
         return path
     return "/v1" + (path if path.startswith("/") else "/" + path)
 
 
 class LegacyPaths:
     def __init__(self, app: ASGIApp, versions: VersionPolicy,
-                 keep: frozenset[str] = frozenset({"/metrics"})) -> None:
+                 keep: frozenset[str] = frozenset({"/metrics", "/vmedia/"})) -> None:
         self.app = app
         self.versions = versions
         self.keep = keep

@@ -151,8 +151,8 @@ def _vmedia_capable(node: dict[str, Any], ctx: Ctx) -> None:
 
 @endpoint
 async def get_vmedia(ctx: Ctx) -> Any:
-    """What the BMC has inserted, read from it (no hardware type here has a reader yet:
-    Ironic's fake has none either)."""
+    """What the BMC has inserted, read from it (redfish; the others have no reader, as
+    Ironic's fake has none)."""
     return 200, {"vmedia": await ctx.deps.conductor.get_virtual_media(ctx.param("node"))}
 
 

@@ -28,9 +28,11 @@ from sqlalchemy import select
 
 from ironsight.baremetal import states
 from ironsight.baremetal.conductor.task import NodeTask, TaskManager
+from ironsight.baremetal.conductor.vmedia import VirtualMedia
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import nodes
 from ironsight.baremetal.drivers.base import (
+    BootInterface,
     Findings,
     InspectInterface,
     InspectOutcome,
@@ -38,11 +40,13 @@ from ironsight.baremetal.drivers.base import (
     WaitingNode,
 )
 from ironsight.baremetal.drivers.loader import DriverSet
+from ironsight.baremetal.ramdisk_network import static_args
 from ironsight.baremetal.secrets import SecretUnreadable
 from ironsight.common.config import Config
 from ironsight.common.db import Database
 from ironsight.common.exceptions import (
     DiscoverdDisabled,
+    InvalidParameterValue,
     IronsightError,
     UnsupportedDriverExtension,
 )
@@ -56,6 +60,8 @@ RELOCK_ATTEMPTS = 50
 RELOCK_INTERVAL = 0.1
 # What the history says of the boot, and of the power off at the end.
 BOOTED = "boot device set to pxe and rebooted into the inspection ramdisk: power on"
+BOOTED_FROM_CD = ("inspection ISO inserted as a virtual CD, boot device set to cdrom and "
+                  "rebooted into the inspection ramdisk: power on")
 POWERED_OFF = "power off"
 # A start made again (from `inspect wait`) of a node its conductor boots records this before
 # it begins and clears it once the node is booted: a poll finding the node unlocked with it
@@ -79,12 +85,13 @@ PollTask = tuple[str, float, Callable[[], Awaitable[PollPass]]]
 
 class Inspection:
     def __init__(self, conf: Config, db: Database, tasks: TaskManager, drivers: DriverSet,
-                 share: Share) -> None:
+                 share: Share, media: VirtualMedia | None = None) -> None:
         self.conf = conf
         self.db = db
         self.tasks = tasks
         self.drivers = drivers
         self.share = share
+        self.media = media if media is not None else VirtualMedia(conf)
 
     # --- starting -------------------------------------------------------------------------
 
@@ -97,6 +104,15 @@ class Inspection:
                 "(disabled or not implemented).")
         iface.validate(task.context)
         driver.power.validate(task.context)
+        boot = driver.boot_for(task.node) if iface.hands_off else None  # boots a ramdisk
+        if boot is not None:
+            if not iface.conductor_boots:
+                raise InvalidParameterValue(
+                    f"boot_interface {boot.name} needs the conductor to boot the node "
+                    "([discoverd] conductor_boots = true)")
+            boot.validate(task.context)
+            self.media.check()
+            static_args(task.node.get("network_data"))  # refused now, not at the boot
         self.tasks.workers.check_free()
         await task.transition("inspect", target=states.MANAGEABLE,
                               inspection_started_at=dbapi.utcnow(), inspection_finished_at=None)
@@ -148,21 +164,81 @@ class Inspection:
             await self._waiting(task, None, driver_internal_info=internal)
             return
         driver = self.drivers.for_node(task.node)
+        boot = self._media_boot(task.node)
         try:
-            await driver.management.set_boot_device(task.context, "pxe", False)
+            if boot is not None:
+                await self._insert(task, iface, boot)
+            await driver.management.set_boot_device(
+                task.context, boot.boot_device if boot is not None else "pxe", False)
             await driver.power.set_power_state(task.context, states.REBOOT,
                                                self.conf.conductor.power_state_change_timeout)
         except IronsightError as exc:
             error = f"Failed to boot the node into the inspection ramdisk: {exc}"
             LOG.error("Node %s: %s", task.uuid, error)
+            await self._eject(task)
             values = await self.abort_values(task, internal)  # closes the service's side
             await task.transition("fail", last_error=error, release=True,
                                   **{"driver_internal_info": internal, **values})
             return
-        await self._waiting(task, BOOTED, power_state=states.POWER_ON,
-                            driver_internal_info=internal)
+        await self._waiting(task, BOOTED_FROM_CD if boot is not None else BOOTED,
+                            power_state=states.POWER_ON, driver_internal_info=internal)
         LOG.info("Node %s: inspection started (%s), node rebooted into the ramdisk",
                  task.uuid, iface.name)
+
+    # --- virtual media, when the node's boot interface boots it from a CD ------------------
+
+    def _media_boot(self, node: dict[str, Any]) -> BootInterface | None:
+        """The node's medium boot interface when the conductor boots it; None: PXE."""
+        driver = self.drivers.get(node["driver"])
+        iface = driver.inspect_for(node) if driver is not None else None
+        if driver is None or iface is None or not iface.conductor_boots:
+            return None
+        return driver.boot_for(node)
+
+    async def _insert(self, task: NodeTask, iface: InspectInterface,
+                      boot: BootInterface) -> None:
+        """The node's image for this attempt: its parameters (discoverd's callback URL and
+        a new token, its static network, if any), published, and inserted by the BMC."""
+        params = await iface.ramdisk_params(task.context)
+        macs = await self._macs(task.uuid)
+        extra = static_args(task.node.get("network_data"), macs)
+        if macs and not any(a.startswith("BOOTIF=") for a in extra):
+            extra.insert(0, "BOOTIF=01-" + macs[0].replace(":", "-"))
+        url = await self.media.publish(task.uuid, " ".join([params, *extra]))
+        try:
+            await boot.insert(task.context, url)
+        except IronsightError:
+            self.media.withdraw(task.uuid)
+            raise
+        LOG.info("Node %s: inspection ISO inserted as a virtual CD (%s)", task.uuid,
+                 " ".join(extra) or "DHCP")
+
+    async def _macs(self, uuid: str) -> list[str]:
+        """The node's port MACs, PXE-enabled first."""
+        async with self.db.read() as conn:
+            ports = await dbapi.ports_of_node(conn, uuid, limit=1000) or []
+        ranked = sorted(ports, key=lambda p: not p.get("pxe_enabled", True))
+        return [str(p["address"]).lower() for p in ranked if p.get("address")]
+
+    async def _eject(self, task: NodeTask) -> None:
+        """The end of a medium boot, whatever the outcome: the image withdrawn, the CD
+        ejected. A BMC that will not eject is recorded, not fatal: the node is off and
+        boots from its disk next time."""
+        boot = self._media_boot(task.node)
+        if boot is None:
+            return
+        self.media.withdraw(task.uuid)
+        try:
+            await boot.eject(task.context)
+        except IronsightError as exc:
+            LOG.warning("Node %s: the inspection ISO could not be ejected: %s", task.uuid, exc)
+            await task.save(f"The inspection ISO could not be ejected: {exc}",
+                            severity="WARNING", event_type="boot")
+
+    def tears_down(self, node: dict[str, Any]) -> bool:
+        """Whether an ended inspection has work left under the lock: a power off, or a CD
+        to eject."""
+        return self.powers_off(node) or self._media_boot(node) is not None
 
     @staticmethod
     async def _waiting(task: NodeTask, event: str | None, **values: Any) -> None:
@@ -248,10 +324,15 @@ class Inspection:
         return None
 
     async def _end_powered_off(self, task: NodeTask, outcome: InspectOutcome) -> None:
-        """An ended inspection (a worker's, under the lock): power off, then record the end;
-        a node that would not power off is failed with the reason (as Ironic's clean-up
-        does)."""
+        """An ended inspection (a worker's, under the lock): power off, eject, then record
+        the end; a node that would not power off is failed with the reason (as Ironic's
+        clean-up does)."""
+        if not self.powers_off(task.node):
+            await self._eject(task)
+            await self._apply(task, outcome)
+            return
         error = await self._power_off(task)
+        await self._eject(task)
         if error is None:
             await self._apply(task, outcome, detail=POWERED_OFF, power_state=states.POWER_OFF)
             return
@@ -264,14 +345,19 @@ class Inspection:
                         **values: Any) -> None:
         """An abort or a timeout: the state change, then, when the conductor boots the node,
         its power off in a worker still holding the lock (`task` is in a `locked` block)."""
-        off = self.powers_off(task.node)
+        off = self.tears_down(task.node)
         await task.transition(event, last_error=last_error, release=not off, **values)
         if off:
             task.spawn(self._power_off_after, "power off")
 
     async def _power_off_after(self, task: NodeTask) -> None:
         """After an abort or a timeout moved the node on (a worker's, under the lock)."""
+        if not self.powers_off(task.node):
+            await self._eject(task)
+            await task.save(release=True)
+            return
         error = await self._power_off(task)
+        await self._eject(task)
         if error is None:
             await task.save("Power state is now power off (the inspection ended)",
                             event_type="power", release=True, power_state=states.POWER_OFF)
@@ -444,7 +530,7 @@ class Inspection:
             async with self.tasks.try_locked(uuid) as task:
                 if task is None or task.node["provision_state"] != states.INSPECTWAIT:
                     continue  # next pass, or moved on already
-                if self.powers_off(task.node):
+                if self.tears_down(task.node):
                     task.spawn(partial(self._end_powered_off, outcome=outcome), "inspect end")
                 else:
                     await self._apply(task, outcome)

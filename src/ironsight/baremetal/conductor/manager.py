@@ -18,6 +18,7 @@ from ironsight.baremetal.conductor.hosts import host_of
 from ironsight.baremetal.conductor.inspection import Inspection
 from ironsight.baremetal.conductor.records import Records
 from ironsight.baremetal.conductor.task import NodeTask, TaskManager
+from ironsight.baremetal.conductor.vmedia import VirtualMedia
 from ironsight.baremetal.drivers.base import (
     BOOT_DEVICES,
     Driver,
@@ -65,7 +66,9 @@ class Conductor:
         # this replica's part of the periodic work (the live members: periodic.py)
         self.share = Share(self.name)
         self.records = Records(db, self.tasks, drivers)
-        self.inspection = Inspection(conf, db, self.tasks, drivers, self.share)
+        # the images of the nodes booted from virtual media, served by the API (api/vmedia.py)
+        self.media = VirtualMedia(conf)
+        self.inspection = Inspection(conf, db, self.tasks, drivers, self.share, self.media)
 
     @property
     def host(self) -> str:
@@ -363,6 +366,8 @@ class Conductor:
                                  "reason": f"Driver {node['driver']} is not loaded"}
             elif iface == "console":
                 result[iface] = self._validate_console(driver, node, ctx)
+            elif iface == "boot" and driver.boot_for(node) is not None:
+                result[iface] = self._validate_media_boot(driver, node, ctx)
             elif impl is None and iface in driver.hw.interface_names and iface != "inspect":
                 # Declared by the hardware type but with nothing to check (boot, deploy:
                 # deployment is out of scope), as Ironic's fake interfaces validate.
@@ -378,6 +383,18 @@ class Conductor:
                 except IronsightError as exc:
                     result[iface] = {"result": False, "reason": str(exc)}
         return result
+
+    def _validate_media_boot(self, driver: Driver, node: dict[str, Any],
+                             ctx: NodeContext) -> dict[str, Any]:
+        """A boot from virtual media: the BMC's fields, and where BMCs fetch the image."""
+        boot = driver.boot_for(node)
+        assert boot is not None
+        try:
+            boot.validate(ctx)
+            self.media.check()
+        except IronsightError as exc:
+            return {"result": False, "reason": str(exc)}
+        return {"result": True}
 
     @staticmethod
     def _validate_console(driver: Driver, node: dict[str, Any],

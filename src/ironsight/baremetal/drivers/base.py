@@ -326,6 +326,13 @@ class InspectInterface(BaseInterface):
         with the callback token it came with (None: none)."""
         raise UnsupportedDriverExtension(f"The {self.name} inspect interface takes no reports.")
 
+    async def ramdisk_params(self, node: NodeContext) -> str:
+        """The kernel parameters of a ramdisk the conductor boots from a medium (virtual
+        media) for the started inspection: where to report, with a new callback token. A
+        secret: never logged."""
+        raise UnsupportedDriverExtension(
+            f"The {self.name} inspect interface cannot boot a ramdisk from a medium.")
+
     async def inventory(self, uuid: str) -> dict[str, Any] | None:
         """The latest inspection's findings about node `uuid`, as `GET /v1/nodes/{node}/
         inventory` shows them (`inventory`, `plugin_data`); None when none are kept."""
@@ -358,6 +365,24 @@ class InspectInterface(BaseInterface):
         """Release what the interface holds (connections) when the conductor stops."""
 
 
+class BootInterface(BaseInterface):
+    """How the inspection ramdisk reaches a node that the conductor boots, when not over the
+    network (PXE through discoverd, the default: no boot interface object). The conductor
+    publishes the medium and owns everything stored; the interface only talks to the BMC."""
+
+    name: str = ""
+    # the one-time boot device the conductor sets after `insert`
+    boot_device: str = ""
+
+    @abc.abstractmethod
+    async def insert(self, node: NodeContext, url: str) -> None:
+        """Put the medium at `url` in the node's virtual drive (replacing what is there)."""
+
+    @abc.abstractmethod
+    async def eject(self, node: NodeContext) -> None:
+        """Take the medium out; nothing inserted is not an error."""
+
+
 @dataclass(frozen=True)
 class HardwareType:
     """A named combination of interface classes; loaded through entry points."""
@@ -382,6 +407,9 @@ class HardwareType:
     # Other inspect implementations a node may choose (its inspect_interface), by name; the
     # default one is `inspect`.
     inspects: Mapping[str, Callable[[Config], InspectInterface]] = field(default_factory=dict)
+    # Boot implementations (its boot_interface) that boot the ramdisk from a medium, by name;
+    # a name accepted but not here boots it over the network (PXE through discoverd).
+    boots: Mapping[str, Callable[[Config], BootInterface]] = field(default_factory=dict)
 
 
 @dataclass
@@ -395,6 +423,7 @@ class Driver:
     consoles: Mapping[str, ConsoleInterface] = field(default_factory=dict)
     vendors: Mapping[str, VendorInterface] = field(default_factory=dict)
     inspects: Mapping[str, InspectInterface] = field(default_factory=dict)
+    boots: Mapping[str, BootInterface] = field(default_factory=dict)
 
     @classmethod
     def load(cls, hw: HardwareType, conf: Config) -> Driver:
@@ -402,7 +431,12 @@ class Driver:
                    inspect=hw.inspect(conf) if hw.inspect is not None else None,
                    consoles={n: make(conf) for n, make in hw.consoles.items()},
                    vendors={n: make(conf) for n, make in hw.vendors.items()},
-                   inspects={n: make(conf) for n, make in hw.inspects.items()})
+                   inspects={n: make(conf) for n, make in hw.inspects.items()},
+                   boots={n: make(conf) for n, make in hw.boots.items()})
+
+    def boot_for(self, node: Mapping[str, Any]) -> BootInterface | None:
+        """The node's medium boot interface; None: the ramdisk boots over the network."""
+        return self.boots.get(node.get("boot_interface") or "")
 
     def inspect_for(self, node: Mapping[str, Any]) -> InspectInterface | None:
         """The node's inspect interface: the one its inspect_interface names, else the

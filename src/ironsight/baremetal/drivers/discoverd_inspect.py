@@ -217,6 +217,22 @@ class DiscoverdInspect(InspectInterface):
             raise IronsightError(exc.message, code=exc.status_code or 503) from None
         return result if isinstance(result, dict) else {}
 
+    async def ramdisk_params(self, node: NodeContext) -> str:
+        """discoverd issues the callback token (and says where to report) for a ramdisk it
+        does not boot itself; a refusal names why (no ramdisk URL configured, or the
+        introspection is no longer waiting)."""
+        if not self.enabled:
+            raise DiscoverdDisabled()
+        try:
+            answer = await self.client().boot_params(node.uuid)
+        except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
+            raise IronsightError(f"discoverd gave no ramdisk parameters: {exc.message}",
+                                 code=exc.status_code or 503) from None
+        params = answer.get("kernel_params")
+        if not isinstance(params, str) or not params:
+            raise IronsightError("discoverd gave no ramdisk parameters", code=503)
+        return params
+
     async def inventory(self, uuid: str) -> dict[str, Any] | None:
         """discoverd's processed data of the node's latest introspection, split as Ironic
         stores it: the ramdisk's `inventory`, and what processing found beside it (root disk,

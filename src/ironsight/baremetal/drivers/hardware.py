@@ -24,6 +24,7 @@ from ironsight.baremetal.drivers.ipminative import NativeIpmiManagement, NativeI
 from ironsight.baremetal.drivers.ipmitool import IpmitoolManagement, IpmitoolPower
 from ironsight.baremetal.drivers.redfish import RedfishManagement, RedfishPower
 from ironsight.baremetal.drivers.redfish_inspect import RedfishInspect
+from ironsight.baremetal.drivers.redfish_vmedia import RedfishVirtualMediaBoot
 from ironsight.baremetal.drivers.ssh import SshManagement, SshPower
 from ironsight.baremetal.interfaces import LEGACY_STORED
 from ironsight.common.config import Config
@@ -90,12 +91,15 @@ pxe_ssh = HardwareType(
 redfish = HardwareType(
     name="redfish",
     description="Power, boot device and boot mode through the BMC's Redfish service "
-    "(sushy); the ramdisk boots over discoverd's PXE side (iPXE).",
+    "(sushy); the ramdisk boots over discoverd's PXE side (iPXE), or from the inspection "
+    "ISO as a virtual CD (boot_interface = redfish-virtual-media).",
     power=RedfishPower,
     management=RedfishManagement,
     inspect=DiscoverdInspect,
     interface_names={**_interface_names("redfish"), "boot": "ipxe"},
     # inspect_interface = redfish: out of band, from the BMC's Redfish resources
-    also_accepted={"boot": ("pxe",), "inspect": (RedfishInspect.name,)},
+    also_accepted={"boot": ("pxe", RedfishVirtualMediaBoot.name),
+                   "inspect": (RedfishInspect.name,)},
     inspects={RedfishInspect.name: RedfishInspect},
+    boots={RedfishVirtualMediaBoot.name: RedfishVirtualMediaBoot},
 )

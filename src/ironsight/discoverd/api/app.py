@@ -36,7 +36,9 @@ ACCESS = AccessRules(public=(VERSION_DOCUMENTS,
                      # Inspection rules change what every inspection writes (and may carry
                      # secrets): admin only, as upstream's rule policies; reads need a reader.
                      admin_only=(rule({"POST", "PUT", "PATCH", "DELETE"},
-                                      r"/v1/rules(/[^/]+)?|/v1/inspection_rules(/[^/]+)?"),))
+                                      r"/v1/rules(/[^/]+)?|/v1/inspection_rules(/[^/]+)?"),
+                                 # a callback token for a ramdisk the caller boots itself
+                                 rule({"POST"}, r"/v1/introspection/[^/]+/boot_params")))
 
 
 async def system_only(ctx: Any) -> None:

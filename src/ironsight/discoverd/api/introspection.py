@@ -8,6 +8,7 @@ client's default) reaches every call.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any
 
 from starlette.routing import Route
@@ -15,11 +16,15 @@ from starlette.routing import Route
 from ironsight.common.api.body import parse_json, read_body
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
-from ironsight.common.exceptions import Invalid
+from ironsight.common.config import Config
+from ironsight.common.exceptions import Conflict, Invalid
 from ironsight.common.ids import is_uuid_like
 from ironsight.discoverd import states
 from ironsight.discoverd.api.base import Ctx
 from ironsight.discoverd.node_cache import Introspection, StoredRun
+from ironsight.discoverd.pxe.bootfiles import kernel_args
+
+LOG = logging.getLogger(__name__)
 
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
@@ -56,6 +61,32 @@ async def start(ctx: Ctx) -> Any:
         manage_boot = _BOOLS[raw]
     await ctx.deps.introspector.start(ctx.param("node"), manage_boot)
     return 202, {}
+
+
+@endpoint
+async def boot_params(ctx: Ctx) -> Any:
+    """An ironsight extension for a ramdisk booted without discoverd's PXE side (the
+    bare-metal service's virtual media): the kernel parameters a boot script would carry,
+    with a new callback token (each call replaces the previous one, as each boot-script
+    fetch does). Only while the introspection waits for its ramdisk."""
+    uuid = await _uuid(ctx)
+    intro = await ctx.deps.cache.get(uuid)  # 404 for an unknown node
+    base = ramdisk_url(ctx.deps.conf)
+    if not base:
+        raise Conflict("discoverd does not know the URL a ramdisk booted from virtual media "
+                       "reaches it at: set [introspection] ramdisk_url (or [pxe] http_url)")
+    token = await ctx.deps.cache.issue_token(uuid)
+    if token is None:
+        raise Conflict(f"Introspection of node {uuid} is not waiting for its ramdisk (state "
+                       f"{intro.state}): no callback token is issued")
+    LOG.info("Node %s: a new callback token issued for a ramdisk booted without the PXE "
+             "side", uuid)
+    params = kernel_args(base, ctx.deps.conf.pxe.kernel_params, token, "")
+    return 200, {"callback_url": f"{base}/v1/continue", "kernel_params": params}
+
+
+def ramdisk_url(conf: Config) -> str:
+    return (conf.introspection.ramdisk_url or conf.pxe.http_url).strip().rstrip("/")
 
 
 @endpoint
@@ -174,6 +205,7 @@ routes = [
     Route("/v1/introspection/{node}", start, methods=["POST"]),
     Route("/v1/introspection/{node}", status, methods=["GET"]),
     Route("/v1/introspection/{node}/abort", abort, methods=["POST"]),
+    Route("/v1/introspection/{node}/boot_params", boot_params, methods=["POST"]),
     Route("/v1/introspection/{node}/data", get_data, methods=["GET"]),
     Route("/v1/introspection/{node}/data/unprocessed", get_unprocessed, methods=["GET"]),
     Route("/v1/introspection/{node}/data/unprocessed", reapply, methods=["POST"]),

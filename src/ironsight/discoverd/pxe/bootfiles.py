@@ -65,7 +65,7 @@ def kernel_args(http_url: str, kernel_params: str, token: str | None, bootif: st
     return " ".join(p for p in (
         f"ironsight.callback_url={http_url}/v1/continue",
         f"{KERNEL_PARAM}={token}" if token else "",
-        f"BOOTIF={bootif}", kernel_params.strip()) if p)
+        f"BOOTIF={bootif}" if bootif else "", kernel_params.strip()) if p)
 
 
 def ipxe_script(http_url: str, kernel_params: str, token: str | None = None) -> str:
