@@ -13,12 +13,13 @@ have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok ins
 # discoverd to UEFI machines for Secure Boot; nftables: the lab's IPv6-only VMs; curl: a TFTP
 # client of the functional tests (discoverd's TFTP server); libvirt-dev pkg-config: libvirt-python
 # of the Redfish emulator's venv (scripts/ensure-sushy-tools.sh); xorriso mtools grub-pc-bin: the
-# ramdisk's virtual-media ISO (its image, its UEFI FAT image, its BIOS GRUB).
+# ramdisk's virtual-media ISO (its image, its UEFI FAT image, its BIOS GRUB); prometheus: its
+# promtool checks the shipped alert rules (docs/examples/prometheus-alerts.yml; no service runs).
 for pkg in ipmitool openssh-server openssh-client python3-venv python3.11 iproute2 dnsmasq-base \
            iptables ipxe busybox-static cpio kmod qemu-system-x86 qemu-utils ipxe-qemu haproxy \
            libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients openssl \
            ovmf shim-signed grub-efi-amd64-signed nftables curl libvirt-dev pkg-config \
-           xorriso mtools grub-pc-bin; do
+           xorriso mtools grub-pc-bin prometheus; do
   have "$pkg" || need+=("$pkg")
 done
 # PostgreSQL: only when no server answers and none is installed.

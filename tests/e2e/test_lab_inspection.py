@@ -248,6 +248,35 @@ def _powered_off(doc: dict[str, Any]) -> bool:
     return doc["power_state"] == "power off" and not doc.get("target_power_state")
 
 
+# The steps of a PXE inspection, in the order the node's timeline must have them (each its
+# first occurrence: the ramdisk takes a second lease after its kernel). The power on is
+# confirmed while the VM may already be asking for DHCP: only its request counts here.
+PXE_STEPS = ("started", "power_on_requested", "dhcp_lease", "loader_fetched", "script_fetched",
+             "kernel_fetched", "ramdisk_fetched", "hello", "report_received",
+             "processing_done", "finished", "powered_off")
+VMEDIA_STEPS = ("started", "media_requested", "media_inserted", "power_on_requested",
+                "powered_on", "hello", "report_received", "processing_done", "finished",
+                "powered_off", "media_ejected")
+
+
+def _latest_attempt(client: ApiClient, name: str) -> dict[str, Any]:
+    """Once the conductor's last steps are in (it sends them a fraction of a second after)."""
+    deadline = time.monotonic() + 5
+    while True:
+        latest = dict(_get(client, f"/v1/nodes/{name}/inspection/attempts")["attempts"][-1])
+        if latest["result"] != "success" or time.monotonic() > deadline or any(
+                p["phase"] == "powered_off" for p in latest["phases"]):
+            return latest
+        time.sleep(0.1)
+
+
+def _assert_steps_in_order(attempt: dict[str, Any], wanted: tuple[str, ...]) -> None:
+    phases = [p["phase"] for p in attempt["phases"]]
+    firsts = [phases.index(w) if w in phases else -1 for w in wanted]
+    assert -1 not in firsts and firsts == sorted(firsts), (wanted, phases)
+    assert (attempt["result"], attempt["failure_code"]) == ("success", None), attempt
+
+
 @pytest.mark.usefixtures("rules")  # created before the inspection, which applies them
 def test_three_vms_inspected_at_once(lab: Lab, client: ApiClient) -> None:
     with diagnosed(lab, NORMAL):
@@ -288,6 +317,16 @@ def test_three_vms_inspected_at_once(lab: Lab, client: ApiClient) -> None:
         for name in NORMAL:
             leases = lab.pxe_lines(f"{lab.vm(name).spec.mac} got the address")
             assert len(leases) >= 2, (name, leases)
+        # ... and each step of it is on the node's timeline, in order, with its details
+        for name in NORMAL:
+            attempt = _latest_attempt(client, name)
+            _assert_steps_in_order(attempt, PXE_STEPS)
+            steps = {p["phase"]: p for p in reversed(attempt["phases"])}
+            assert steps["kernel_fetched"]["bytes"] > 1_000_000, steps["kernel_fetched"]
+            assert steps["script_fetched"]["token"] is True, steps["script_fetched"]
+            assert steps["dhcp_lease"]["mac"] == lab.vm(name).spec.mac
+            print(f"{name} timeline: " + ", ".join(
+                f"{p['phase']}@{p['at'][11:21]}" for p in attempt["phases"]))
 
 
 def test_each_vm_stored_its_own_switch_port_from_lldp(lab: Lab, client: ApiClient) -> None:
@@ -420,6 +459,12 @@ def test_ramdisk_error_fails_inspection(lab: Lab, client: ApiClient) -> None:
         serial = lab.files(FAILING).serial_log.read_text(errors="replace")
         assert "error report" in serial, serial[-3000:]
         assert "local_gb" not in node["properties"], node["properties"]  # nothing applied
+        # its timeline: the agent said hello, then the error report ended it
+        attempt = _latest_attempt(client, FAILING)
+        assert (attempt["result"], attempt["failure_code"]) == ("failed", "RAMDISK_ERROR")
+        phases = [p["phase"] for p in attempt["phases"]]
+        assert "hello" in phases and "report_received" not in phases, phases
+        assert "HTTP 413" in attempt["diagnosis"]["phrase"], attempt["diagnosis"]
 
 
 def _domain_hardware(hv: Hypervisor, name: str) -> tuple[int, int, int]:
@@ -552,6 +597,7 @@ def test_a_virtual_media_vm_is_inspected_with_no_dhcp_or_pxe_of_ours(
         assert media and not any(m["inserted"] for m in media), media
         # the token the image carried is in no log of the service
         assert "callback_token=" not in lab.serve_log.read_text(errors="replace")
+        _assert_steps_in_order(_latest_attempt(client, REDFISH_VMEDIA), VMEDIA_STEPS)
 
 
 def test_out_of_band_inspection_reads_a_redfish_vm_without_booting_it(
@@ -645,6 +691,14 @@ def test_uefi_machines_are_inspected_through_their_firmwares_own_network_boot(
             fetched = [f for c, f in _tftp_files_of(lab, client_address)]
             assert fetched[-3:] == [config, "pxe/vmlinuz", "pxe/initramfs"], (name, fetched)
             assert (":" in client_address) == (name == IPV6_ONLY), (name, client_address)
+
+        # each firmware's path is on its timeline: over TFTP (IPv6 too) or HTTP boot
+        for name in names:
+            attempt = _latest_attempt(client, name)
+            _assert_steps_in_order(attempt, PXE_STEPS[3:] if name == IPV6_ONLY else PXE_STEPS)
+            loaders = [p.get("file") for p in attempt["phases"] if p["phase"] == "loader_fetched"]
+            assert ("snponly.efi" if name == HTTP_BOOT else "bootx64.efi") in loaders, (
+                name, loaders)
 
         # the IPv6-only VM: no IPv4 lease ever, and its ramdisk reported over IPv6
         assert not lab.pxe_lines(f"{lab.vm(IPV6_ONLY).spec.mac} got the address"), \

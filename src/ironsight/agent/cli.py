@@ -9,7 +9,7 @@ import argparse
 import json
 import os
 
-from . import __version__, cmdline, document, lldp, post
+from . import __version__, beats, cmdline, document, hello, lldp, post
 
 EXIT_OK, EXIT_POST_FAILED, EXIT_NO_URL = 0, 1, 2
 
@@ -58,6 +58,13 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         post.log("no callback URL: pass --callback-url or boot with "
                  + "= or ".join(cmdline.CALLBACK_KEYS) + "=")
         return EXIT_NO_URL
+    token = cmdline.callback_token(params)
+    progress = None
+    if not args.print_only:
+        greeted = hello.say_hello(urls, token, args.root)
+        if greeted is not None:
+            progress = beats.Beats(beats.url_for(greeted), token, hello.macs(args.root),
+                                   args.root).start()
     doc = document.build(args.root, params, lldp_timeout=args.lldp_timeout)
     for warning in _strings(doc.get("warnings")):
         post.log("warning: " + warning)
@@ -66,11 +73,15 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     if args.print_only:
         print(json.dumps(doc, indent=2))
         return EXIT_OK
-    token = cmdline.callback_token(params)
     if token is None:
         post.log(f"no callback token ({cmdline.TOKEN_KEY}=) on the kernel command line: the "
                  "report is accepted only where tokenless reports are allowed")
-    return _deliver(json.dumps(doc).encode(), urls, args, token)
+    if progress is not None:
+        progress.finish("posting")  # the log so far, before the report ends the attempt
+    code = _deliver(json.dumps(doc).encode(), urls, args, token)
+    if progress is not None and code != EXIT_OK:
+        progress.finish("post_failed")  # why, while the introspection still waits
+    return code
 
 
 def _deliver(body: bytes, urls: list[str], args: argparse.Namespace,

@@ -17,6 +17,7 @@ def _register() -> None:
     from ironsight.cli import (
         agent,
         driver,
+        inspection,
         introspection,
         lab,
         node,
@@ -32,6 +33,7 @@ def _register() -> None:
     port.register(cli)
     driver.register(cli)
     introspection.register(cli)
+    inspection.register(cli)
     rule.register(cli)
     agent.register(cli)
     ramdisk.register(cli)

@@ -7,6 +7,8 @@ actions that take time (provision verbs, power) can `--wait` for the node to set
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +21,7 @@ from ironsight.cli.options import (
     baremetal_api,
     client_options,
     runtime,
+    setting,
     wait_option,
 )
 from ironsight.cli.output import (
@@ -328,3 +331,68 @@ def node_history(ctx: click.Context, node_ident: str) -> None:
     columns = [("UUID", "uuid"), ("Created At", "created_at"), ("Severity", "severity"),
                ("Event", "event")]
     emit(ctx, events, lambda: list_table(events, columns))
+
+
+TIMELINE_SKIP = ("phase", "at", "source")
+
+
+@node.command("timeline")
+@click.argument("node_ident", metavar="NODE")
+@click.option("--attempt", type=click.IntRange(min=1), metavar="N",
+              help="Only this attempt (default: every attempt kept; with --logs the latest).")
+@click.option("--logs", is_flag=True,
+              help="Print the ramdisk's log of the attempt instead (its last 64 KiB).")
+@client_options()
+@click.pass_context
+def node_timeline(ctx: click.Context, node_ident: str, attempt: int | None,
+                  logs: bool) -> None:
+    """Show a node's inspection attempts: each step seen of its boot (DHCP, boot files, the
+    ramdisk's hello and report), its result and, when it failed, its failure code."""
+    params = {"attempt": str(attempt)} if attempt is not None else None
+    if logs:
+        found = baremetal_api(ctx).get(node_path(node_ident, "inspection", "logs"), params)
+        if setting(ctx, "format", "table") == "json":
+            click.echo(json.dumps(found, indent=2))
+        else:
+            click.echo(f"# attempt {found.get('attempt')}, stage {found.get('stage')}, "
+                       f"updated {found.get('updated_at')}", err=True)
+            click.echo(found.get("log") or "", nl=False)
+        return
+    attempts = baremetal_api(ctx).get(node_path(node_ident, "inspection", "attempts"),
+                                      params).get("attempts", [])
+    emit(ctx, attempts, lambda: _timeline_table(attempts))
+
+
+def _timeline_table(attempts: Sequence[JsonObject]) -> Table:
+    """One row per phase, each attempt headed by its number, result and code; `+s` counts
+    from the attempt's start."""
+    table = Table()
+    for title in ("Attempt", "Phase", "At", "+s", "Source", "Details"):
+        table.add_column(title)
+    for found in attempts:
+        start = _parse_time(found.get("started_at"))
+        verdict = str(found.get("result"))
+        if found.get("failure_code"):
+            verdict += f" {found['failure_code']}"
+        first = True
+        for phase in found.get("phases") or []:
+            at = _parse_time(phase.get("at"))
+            offset = (f"{(at - start).total_seconds():.1f}"
+                      if isinstance(at, dt.datetime) and isinstance(start, dt.datetime)
+                      else "")
+            details = ", ".join(f"{k}={v}" for k, v in phase.items()
+                                if k not in TIMELINE_SKIP and v is not None)
+            table.add_row(f"{found.get('attempt')} ({verdict})" if first else "",
+                          str(phase.get("phase")), str(phase.get("at") or "")[11:23], offset,
+                          str(phase.get("source") or ""), details)
+            first = False
+        if first:
+            table.add_row(f"{found.get('attempt')} ({verdict})", "", "", "", "", "")
+    return table
+
+
+def _parse_time(value: Any) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        return None

@@ -249,6 +249,13 @@ class IntrospectionSection:
         "", "Base URL that ramdisks booted without discoverd's PXE side (virtual media) post "
         "their report to (/v1/continue is appended), e.g. http://10.30.0.1:5051. Empty: "
         "[pxe] http_url.")
+    rejected_history: int = opt(
+        1000, "How many refused callbacks (reports and hellos that matched no introspection "
+        "or several, came in the wrong state or with a bad or missing callback token) are "
+        "kept, newest first, for `ironsight inspection rejected`.", minimum=1)
+    timeline_history: int = opt(
+        5, "How many inspection attempts' timelines (the steps seen of each boot, the result "
+        "and the failure code) are kept per node, newest first.", minimum=1)
     ironic_timeout: float = opt(30.0, "Seconds one bare-metal API call may take.", minimum=0.1)
     ironic_retries: int = opt(
         12, "Attempts of a bare-metal API call that answers 409 (node locked) or 503 (busy).",

@@ -160,8 +160,20 @@ def _get(path: str) -> _Op[Any]:
     return (yield _Call("GET", path))
 
 
+def _get_query(path: str, params: dict[str, str]) -> _Op[Any]:
+    return (yield _Call("GET", path, params))
+
+
 def _post(path: str) -> _Op[None]:
     yield _Call("POST", path)
+
+
+def _post_query(path: str, params: dict[str, str]) -> _Op[None]:
+    yield _Call("POST", path, params)
+
+
+def _post_body_for(path: str, body: Mapping[str, Any]) -> _Op[Any]:
+    return (yield _Call("POST", path, body=body, has_body=True))
 
 
 def _post_for(path: str) -> _Op[Any]:
@@ -393,6 +405,13 @@ class Client:
         """discoverd's replicas and which serves the PXE side (an ironsight extension)."""
         return list((self._run(_get("members")) or {}).get("members", []))
 
+    def get_rejected(self, limit: int | None = None, reason: str | None = None,
+                     mac: str | None = None) -> list[dict[str, Any]]:
+        """Refused ramdisk callbacks, newest first (an ironsight extension)."""
+        params = {k: str(v) for k, v in (("limit", limit), ("reason", reason), ("mac", mac))
+                  if v is not None}
+        return list((self._run(_get_query("rejected", params)) or {}).get("rejected", []))
+
     def abort(self, uuid: str) -> None:
         self._run(_post(_node_path(uuid, "abort")))
 
@@ -584,8 +603,31 @@ class AsyncClient:
     async def get_statuses(self, uuids: Iterable[str]) -> dict[str, Status]:
         return await self._run(_statuses(uuids))
 
-    async def abort(self, uuid: str) -> None:
-        await self._run(_post(_node_path(uuid, "abort")))
+    async def abort(self, uuid: str, reason: str | None = None) -> None:
+        """`reason`: "timeout" when the caller gave up waiting (ironsight's own; the
+        attempt's failure code then names where it stalled)."""
+        path = _node_path(uuid, "abort")
+        await self._run(_post(path) if reason is None else _post_query(path, {"reason": reason}))
+
+    async def get_attempts(self, uuid: str) -> list[dict[str, Any]]:
+        """The node's kept inspection attempts with their timelines (ironsight's own)."""
+        answer = await self._run(_get(_node_path(uuid, "attempts")))
+        return list((answer or {}).get("attempts", []))
+
+    async def add_phases(self, steps: Mapping[str, Iterable[Mapping[str, Any]]]) -> list[str]:
+        """Steps of inspection attempts the caller took (its power actions, its virtual
+        media), by node UUID, each `{"phase", "at" (ISO 8601), "details"}`, for the nodes'
+        timelines, in one request (ironsight's own); the nodes whose steps were written."""
+        body = {"nodes": [{"uuid": uuid, "phases": [dict(s) for s in found]}
+                          for uuid, found in steps.items()]}
+        answer = await self._run(_post_body_for("phases", body))
+        return list((answer or {}).get("recorded", []))
+
+    async def get_logs(self, uuid: str, attempt: int | None = None) -> dict[str, Any]:
+        """The ramdisk's log of an attempt, as its beats sent it (ironsight's own)."""
+        params = {"attempt": str(attempt)} if attempt is not None else {}
+        answer = await self._run(_get_query(_node_path(uuid, "logs"), params))
+        return answer if isinstance(answer, dict) else {}
 
     async def boot_params(self, uuid: str) -> dict[str, Any]:
         """The kernel parameters of a ramdisk that the caller boots itself without discoverd's

@@ -16,13 +16,15 @@ import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ironsight.common.clock import utcnow
 from ironsight.common.config import Config
 from ironsight.common.db import through_outages
 from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightError
 from ironsight.common.workers import WorkerPool
-from ironsight.discoverd import states
+from ironsight.discoverd import diagnosis, states
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
+from ironsight.discoverd.timeline import Step
 
 LOG = logging.getLogger(__name__)
 
@@ -126,54 +128,76 @@ class Introspector:
         if manage_boot:
             try:
                 await self.ironic.set_boot_device_pxe(uuid)
+                steps: list[Step] = [(diagnosis.POWER_ON_REQUESTED, {"boot_device": "pxe"},
+                                      utcnow())]
                 failed = await self._settle_power(uuid, "rebooting", "power on",
                                                   while_in=states.STARTING)
                 error = failed[1] if failed else None
+                if not failed:
+                    steps.append((diagnosis.POWERED_ON, None, utcnow()))
+                # both in one write: a boot's cost is its commits
+                await self.cache.timeline.record_many(uuid, "discoverd", steps)
             except DatabaseUnavailable:
                 raise  # not the node's failure: the step runs again (spawn)
             except IronsightError as exc:
                 error = str(exc)
             if error:
                 await self.fail(uuid, f"Failed to boot node {uuid} into the discovery ramdisk: "
-                                      f"{error}", event="start_failed")
+                                      f"{error}", event="start_failed",
+                                code=diagnosis.POWER_FAILED)
                 return
         if await self.cache.transition(uuid, "wait"):
             LOG.info("Node %s: waiting for the ramdisk's callback", uuid)
 
-    async def fail(self, uuid: str, message: str, event: str = "error") -> bool:
+    async def fail(self, uuid: str, message: str, event: str = "error",
+                   code: str | None = None) -> bool:
         """End the introspection with `message` (through `event`, which says from which
-        states); False if it was not in one of them (it had ended, say)."""
-        if not await self.cache.transition(uuid, event, error=message):
+        states) and failure `code` (diagnosis.py); False if it was not in one of them (it
+        had ended, say)."""
+        if not await self.cache.transition(uuid, event, error=message, code=code):
             return False
         LOG.error("Node %s: %s", uuid, message)
         await self.notify()
         return True
 
-    async def abort(self, uuid: str) -> None:
+    async def abort(self, uuid: str, *, stalled: bool = False) -> None:
+        """`stalled`: the caller gave up waiting (the bare-metal service's inspect wait
+        timeout) or could not boot the node: the attempt's code names the step it stalled
+        at, not ABORTED."""
         if not await self.cache.transition(uuid, "abort", owner=self.cache.owner):
             intro = await self.cache.get(uuid)
             raise Invalid(f"Can not abort introspection of node {uuid} in state "
                           f"\"{intro.state}\" (only starting or waiting)")
         await self.notify()
-        self.spawn(uuid, lambda: self.finish_abort(uuid), "abort")
+        self.spawn(uuid, lambda: self.finish_abort(uuid, stalled=stalled), "abort")
 
-    async def finish_abort(self, uuid: str) -> None:
+    async def finish_abort(self, uuid: str, *, stalled: bool = False) -> None:
         intro = await self.cache.get(uuid)
+        off: list[Step] = []
         if intro.manage_boot:
-            await self.power_off(uuid, why="abort")
-        await self.cache.transition(uuid, "abort_end", error=ABORT_MESSAGE)
+            await self.power_off(uuid, why="abort", steps=off)
+        code = await self.cache.timeline.stalled_code(uuid) if stalled else None
+        await self.cache.transition(uuid, "abort_end", error=ABORT_MESSAGE, code=code,
+                                    before=off)
         await self.notify()
         LOG.info("Node %s: introspection aborted", uuid)
 
-    async def power_off(self, uuid: str, *, why: str) -> str | None:
+    async def power_off(self, uuid: str, *, why: str,
+                        steps: list[Step] | None = None) -> str | None:
         """Power the node off and wait until the bare-metal service reports it; return an
-        error message, or None."""
+        error message, or None. The powered_off step is recorded, or added to `steps` for
+        the caller to write with the attempt's end."""
         try:
             failed = await self._settle_power(uuid, "power off", "power off")
         except IronsightError as exc:
             LOG.warning("Node %s: power off after %s failed: %s", uuid, why, exc)
             return f"Failed to power off node {uuid} ({why}): {exc}"
         if failed is None:
+            step: Step = (diagnosis.POWERED_OFF, {"why": why}, utcnow())
+            if steps is not None:
+                steps.append(step)
+            else:
+                await self.cache.timeline.record_many(uuid, "discoverd", [step])
             return None
         kind, error = failed
         if kind == "timeout":

@@ -1,18 +1,24 @@
 """discoverd's metrics (`GET /metrics` on its API): its API's latency (the toolkit times
 every request; `/v1/continue` is the callback), introspections by state and their durations,
-the live replicas, and for the replica serving a provisioning network, its PXE side: the
-filter's size and dnsmasq's restarts."""
+inspection attempts by result and failure code with each step's duration (timeline.py),
+refused callbacks by reason (rejections.py), the live replicas, and for the replica serving a
+provisioning network, its PXE side: the filter's size and dnsmasq's restarts. Counters count
+what ended in this replica: sum them over the replicas."""
 
 from __future__ import annotations
 
 from ironsight.common.api.metrics import Metrics, set_by_label
+from ironsight.common.clock import utcnow
 from ironsight.discoverd import states
+from ironsight.discoverd.diagnosis import REASONS
 from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.pxe.service import PxeService
+from ironsight.discoverd.rejections import Rejections
 
 
-def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None) -> Metrics:
+def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None,
+                      rejected: Rejections | None = None) -> Metrics:
     metrics = Metrics("discoverd")
     metrics.counter("ironsight_db_statements", "SQL statements run.",
                     lambda: cache.db.stats.statements)
@@ -22,6 +28,27 @@ def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None
     durations = metrics.histogram(
         "ironsight_introspection_duration_seconds",
         "From start to end, of the introspections that ended in this replica.", ["state"])
+    in_progress = metrics.gauge("ironsight_inspections_in_progress",
+                                "Introspections not ended (starting, waiting, processing...).")
+    metrics.counters("ironsight_inspections", "Inspection attempts ended in this replica, by "
+                     "result and failure code (empty on success).", ("result", "failure_code"),
+                     lambda: {k: float(v) for k, v in cache.timeline.ended.items()})
+    quiet = metrics.gauge("ironsight_inspection_quiet_seconds",
+                          "Seconds since the last step of the running attempt that has been "
+                          "quiet the longest (0: none runs): a stalled node.")
+    steps = metrics.histogram("ironsight_inspection_step_seconds",
+                              "Seconds each step of an ended attempt took, from the step "
+                              "before it (docs/inspection.md: the phases).", ["step"])
+
+    def observe_steps(found: dict[str, float]) -> None:
+        for step, seconds in found.items():
+            steps.labels(step).observe(seconds)
+
+    cache.timeline.on_steps = observe_steps
+    if rejected is not None:
+        metrics.counters("ironsight_callbacks_refused", "Ramdisk reports and hellos refused "
+                         "before they changed anything, by reason.", ("reason",),
+                         lambda: {(r,): rejected.counts.get(r, 0) for r in REASONS})
     live = metrics.gauge("ironsight_discoverd_replicas_live", "discoverd replicas alive.")
     cache.on_end = lambda state, seconds: durations.labels(state).observe(seconds)
     if pxe is not None:
@@ -34,7 +61,12 @@ def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None
                         lambda: pxe.dnsmasq.restarts if pxe.dnsmasq else 0)
 
     async def refresh() -> None:
-        set_by_label(by_state, dict(await cache.count_by_state()), states.ALL)
+        await cache.timeline.observe_steps()
+        counts: dict[str, float] = dict(await cache.count_by_state())
+        set_by_label(by_state, counts, states.ALL)
+        in_progress.set(sum(n for state, n in counts.items() if state in states.UNFINISHED))
+        last = await cache.timeline.quietest()
+        quiet.set(max((utcnow() - last).total_seconds(), 0.0) if last is not None else 0)
         live.set(len(await members.live()))
         if pxe is not None:
             owner.labels(pxe.network).set(int(pxe.serving))

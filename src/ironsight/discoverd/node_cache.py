@@ -44,8 +44,9 @@ from ironsight.common.clock import utcnow
 from ironsight.common.db import Database
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
 from ironsight.common.process import pid_alive
-from ironsight.discoverd import callback_token, states
+from ironsight.discoverd import callback_token, diagnosis, states
 from ironsight.discoverd.db.models import attributes, data, introspections
+from ironsight.discoverd.timeline import Step, Timeline
 
 MAC = "mac"
 BMC = "bmc_address"
@@ -227,10 +228,12 @@ class StoredRun:
 
 
 class NodeCache:
-    def __init__(self, db: Database, keep: int = 5) -> None:
+    def __init__(self, db: Database, keep: int = 5, timeline_keep: int = 5) -> None:
         self.db = db
         self.keep = keep  # runs whose data a node keeps ([processing] data_history)
         self.owner = owner_name()
+        # each run's phases (timeline.py): the start and the end are recorded here
+        self.timeline = Timeline(db, timeline_keep)
         # told (final state, seconds since the start) when an introspection ends here
         self.on_end: Callable[[str, float], None] | None = None
 
@@ -328,8 +331,11 @@ class NodeCache:
                 params.update(names=[a["name"] for a in attrs],
                               values=[a["value"] for a in attrs])
                 async with self.db.single() as conn:
-                    if (await conn.execute(_start_new_statement(), params)).first():
-                        return started
+                    new = (await conn.execute(_start_new_statement(), params)).first()
+                if new:  # (recorded with the connection given back: the pool may be full)
+                    await self.timeline.record(uuid, diagnosis.STARTED, "discoverd",
+                                               {"manage_boot": manage_boot}, at=now)
+                    return started
             async with self.db.begin() as conn:
                 current = (await conn.execute(_STATE, {"uuid": uuid})).first()
                 if current is None:
@@ -343,8 +349,14 @@ class NodeCache:
                 await conn.execute(_DELETE_ATTRIBUTES, {"uuid": uuid})
                 if attrs:
                     await conn.execute(_INSERT_ATTRIBUTES, attrs)
+                if self.db.backend != "postgresql":  # its start: in the same commit
+                    await Timeline.write(conn, uuid, "discoverd", [(
+                        diagnosis.STARTED, {"manage_boot": manage_boot}, now)])
         except IntegrityError:
             raise Conflict(await self._attribute_conflict(uuid, attrs)) from None
+        if self.db.backend == "postgresql":
+            await self.timeline.record(uuid, diagnosis.STARTED, "discoverd",
+                                       {"manage_boot": manage_boot}, at=now)
         return started
 
     async def issue_token(self, uuid: str) -> str | None:
@@ -367,11 +379,22 @@ class NodeCache:
         return f"Node {uuid} shares lookup attributes with nodes already on introspection: {taken}"
 
     async def transition(self, uuid: str, event: str, *, error: str | None = None,
-                         owner: str | None = None) -> bool:
+                         owner: str | None = None, code: str | None = None,
+                         before: Sequence[Step] = (), timeline: bool = True) -> bool:
         """Apply `event` if the introspection is in a state that allows it. Final states drop
-        the lookup attributes (the node can no longer be found by a callback)."""
+        the lookup attributes (the node can no longer be found by a callback) and end the
+        run's timeline (unless `timeline` is false: a reapply's end) with the `before` steps,
+        the result and, for an error, `code` (None: the stalled step's, diagnosis.py; an
+        abort: ABORTED); on SQLite in the same commit."""
         target = states.EVENT_TARGET[event]
         now = utcnow()
+        final = target in states.FINAL
+        success = target == states.FINISHED
+        if code is None and event == "abort_end":
+            code = diagnosis.ABORTED
+        ends = final and timeline
+        if ends and not success and code is None:
+            code = await self.timeline.code_for(uuid, success, code)
         values: dict[str, Any] = {"state": target, "updated_at": now,
                                   "owner": owner if target in states.ACTIVE else None}
         if target in states.FINAL:
@@ -382,7 +405,7 @@ class NodeCache:
             values.update(error=None)
         params = {f"v_{k}": v for k, v in values.items()}
         params["b_uuid"] = uuid
-        final = target in states.FINAL
+        run = None
         async with self.db.single() as conn:
             one = conn.dialect.name == "postgresql"
             result = await conn.execute(
@@ -390,8 +413,19 @@ class NodeCache:
             ended = result.first() if final else None
             if ended is not None and not one:
                 await conn.execute(_DELETE_ATTRIBUTES, {"uuid": uuid})
-        if ended is not None and self.on_end is not None:
-            self.on_end(target, (now - ended[0]).total_seconds())
+                if ends:
+                    steps = [*before, Timeline.end_step(success, code, error)]
+                    run = await Timeline.write(conn, uuid, "discoverd", steps)
+                    if run is not None:
+                        await self.timeline.prune_in(conn, uuid, run)
+        if ended is not None:
+            if ends and one:
+                await self.timeline.finished(uuid, success=success, failure_code=code,
+                                             error=error, before=before)
+            elif ends:
+                self.timeline.ended_run(uuid, run, success, code)
+            if self.on_end is not None:
+                self.on_end(target, (now - ended[0]).total_seconds())
         return ended is not None if final else bool(result.rowcount)
 
     async def timed_out(self, deadline: dt.datetime) -> list[tuple[str, bool]]:
@@ -445,24 +479,21 @@ class NodeCache:
 
     # --- data -----------------------------------------------------------------------------
 
-    async def accept_report(self, uuid: str, payload: Any | None, owner: str) -> bool:
+    async def accept_report(self, uuid: str, payload: Any | None, owner: str,
+                            step: Step | None = None) -> bool:
         """Move the introspection to `processing` (for `owner`) and store the ramdisk's report
         `payload` (unless None: not stored), both or neither: a report is never half-accepted,
         in `processing` with nothing stored to process (a database lost in between), which
-        the ramdisk's retry could then not fix. Whether it was accepted."""
-        if payload is None:
-            return await self.transition(uuid, "process", owner=owner)
-        now = utcnow()
-        values = {"state": states.EVENT_TARGET["process"], "updated_at": now, "owner": owner}
-        params: dict[str, Any] = {f"v_{k}": v for k, v in values.items()}
-        params.update(b_uuid=uuid, data=payload, stored_at=now)
-        if self.db.backend == "postgresql":
-            async with self.db.single() as conn:
-                found = await conn.execute(_accept_statement(tuple(sorted(values))), params)
-                if found.first() is None:
-                    return False
-            await self._prune(uuid)
-            return True
+        the ramdisk's retry could then not fix. `step` goes on the timeline (on SQLite in
+        the same commit). Whether it was accepted."""
+        if payload is None or self.db.backend == "postgresql":
+            accepted = (await self.transition(uuid, "process", owner=owner) if payload is None
+                        else await self._accept_pg(uuid, payload, owner))
+            if accepted and step is not None:
+                await self.timeline.record_many(uuid, "ramdisk", [step])
+            return accepted
+        values, params = self._accept_params(uuid, payload, owner)
+        now = params["stored_at"]
         async with self.db.begin() as conn:
             moved = await conn.execute(
                 _transition_statement("process", tuple(sorted(values)), False), params)
@@ -471,6 +502,26 @@ class NodeCache:
             await conn.execute(_STORE["sqlite", "current"], {
                 "uuid": uuid, "processed": False, "data": payload, "stored_at": now})
             await conn.execute(_PRUNE, {"uuid": uuid, "keep": self.keep})
+            if step is not None:
+                await Timeline.write(conn, uuid, "ramdisk", [step])
+        return True
+
+    @staticmethod
+    def _accept_params(uuid: str, payload: Any, owner: str
+                       ) -> tuple[dict[str, Any], dict[str, Any]]:
+        now = utcnow()
+        values = {"state": states.EVENT_TARGET["process"], "updated_at": now, "owner": owner}
+        params: dict[str, Any] = {f"v_{k}": v for k, v in values.items()}
+        params.update(b_uuid=uuid, data=payload, stored_at=now)
+        return values, params
+
+    async def _accept_pg(self, uuid: str, payload: Any, owner: str) -> bool:
+        values, params = self._accept_params(uuid, payload, owner)
+        async with self.db.single() as conn:
+            found = await conn.execute(_accept_statement(tuple(sorted(values))), params)
+            if found.first() is None:
+                return False
+        await self._prune(uuid)
         return True
 
     async def _prune(self, uuid: str) -> None:

@@ -20,14 +20,16 @@ import base64
 import binascii
 import datetime as dt
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ironsight.common.clock import utcnow
 from ironsight.common.config import Config
-from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightError
+from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightError, NotFound
 from ironsight.common.files import create_private, private_dir
 from ironsight.common.workers import WorkerPool
-from ironsight.discoverd import callback_token, formats, states
+from ironsight.discoverd import callback_token, diagnosis, formats, states
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
@@ -38,8 +40,10 @@ from ironsight.discoverd.plugins.base import (
     ProcessingHook,
     ReportedError,
 )
+from ironsight.discoverd.rejections import Rejections
 from ironsight.discoverd.rule_runner import RuleRunner, patched, summary, with_properties
 from ironsight.discoverd.rules.model import Facts, Outcome, Rule
+from ironsight.discoverd.timeline import Step
 
 LOG = logging.getLogger(__name__)
 # The node fields the processing hooks read (rules read the whole node).
@@ -56,11 +60,24 @@ def _property_ops(properties: dict[str, Any]) -> list[dict[str, Any]]:
              "value": value} for key, value in properties.items()]
 
 
+@dataclass(frozen=True)
+class _Caller:
+    """Who called back, as a refusal's record names it."""
+
+    kind: str  # report, hello
+    macs: list[str]
+    bmc: str | None
+    address: str | None
+
+
 class Processor:
     def __init__(self, conf: Config, cache: NodeCache, ironic: BareMetal,
                  hooks: list[ProcessingHook], introspector: Introspector,
-                 workers: WorkerPool, rules: RuleRunner | None = None) -> None:
+                 workers: WorkerPool, rules: RuleRunner | None = None,
+                 rejections: Rejections | None = None) -> None:
         self.conf = conf
+        # callbacks refused before they changed anything, for the operator to read
+        self.rejections = rejections or Rejections(cache.db)
         self.rules = rules  # None: no inspection rules (unit tests of the hooks alone)
         self.cache = cache
         self.ironic = ironic
@@ -68,8 +85,10 @@ class Processor:
         self.introspector = introspector
         self.workers = workers
 
-    async def process(self, raw: Any, token: str | None = None) -> dict[str, str]:
-        """`token`: the callback token the report came with (None: none)."""
+    async def process(self, raw: Any, token: str | None = None,
+                      address: str | None = None) -> dict[str, str]:
+        """`token`: the callback token the report came with (None: none); `address`: where
+        it came from (for the record of a refusal)."""
         logs = raw.pop("logs", None) if isinstance(raw, dict) else None
         data = formats.normalize(raw)
         ctx = ProcessingContext(self.conf, data)
@@ -79,29 +98,98 @@ class Processor:
         macs = [str(i.get("mac_address", "")).lower() for i in inventory.get("interfaces") or []]
         bmcs = [a for a in (inventory.get("bmc_address"), inventory.get("bmc_v6address"))
                 if a and a not in ("0.0.0.0", "::/0", "::")]
-        uuid = await self.cache.lookup(macs, bmcs)
-        authenticated = await self._authenticate(uuid, token)
+        caller = _Caller("report", macs, bmcs[0] if bmcs else None, address)
+        uuid = await self._identify(caller, token)
+        authenticated = await self._authenticate(uuid, token, caller)
         if failures:
             message = "; ".join(failures)
             if not authenticated:
                 if (await self.cache.get(uuid)).state not in (states.STARTING, states.WAITING):
-                    raise await self._not_accepting(uuid)
+                    raise await self._not_accepting(uuid, caller)
                 LOG.warning("Node %s: unauthenticated error report (no callback token) "
                             "ignored; the introspection keeps waiting: %s", uuid, message)
                 raise Invalid(f"{message} (without a callback token this report does not "
                               "end the introspection)")
             self._store_logs(uuid, logs, failed=True)
-            if not await self.end_with_error(uuid, message, event="refuse"):
-                raise await self._not_accepting(uuid)
+            if not await self.end_with_error(uuid, message, event="refuse",
+                                             code=diagnosis.RAMDISK_ERROR):
+                raise await self._not_accepting(uuid, caller)
             raise Invalid(message)
         stored = raw if self.conf.processing.store_data else None
-        if not await self.cache.accept_report(uuid, stored, self.cache.owner):
-            raise await self._not_accepting(uuid)
+        if not await self.cache.accept_report(uuid, stored, self.cache.owner,
+                                              (diagnosis.REPORT_RECEIVED, {"macs": macs}, None)):
+            raise await self._not_accepting(uuid, caller)
         self._store_logs(uuid, logs, failed=False)
         self.introspector.spawn(uuid, lambda: self._complete(uuid, ctx), "processing")
         return {"uuid": uuid}
 
-    async def _authenticate(self, uuid: str, token: str | None) -> bool:
+    async def hello(self, data: dict[str, Any], token: str | None,
+                    address: str | None) -> str:
+        """The ramdisk's agent is up (before it collects anything): the `hello` phase of
+        the node's attempt. Only with the attempt's callback token, only while the
+        introspection waits for its ramdisk; anything else changes nothing. The UUID."""
+        macs = data.get("macs")
+        if not isinstance(macs, list) or not all(isinstance(m, str) for m in macs) or not macs:
+            raise Invalid("Field 'macs' must be a non-empty list of MAC addresses")
+        caller = _Caller("hello", [m.lower() for m in macs[:64]], None, address)
+        uuid = await self._identify(caller, token)
+        if token is None:
+            message = f"A hello needs the boot's callback token ({callback_token.HEADER} header)"
+            self._refused(caller, diagnosis.MISSING_TOKEN, message, uuid)
+            raise callback_token.TokenRefused(message)
+        await self._authenticate(uuid, token, caller)
+        intro = await self.cache.get(uuid)
+        if intro.state not in (states.STARTING, states.WAITING):
+            raise await self._not_accepting(uuid, caller)
+        await self.cache.timeline.record(uuid, diagnosis.HELLO, "ramdisk",
+                                         {"address": address, "macs": macs[:64]})
+        LOG.info("Node %s: the ramdisk said hello from %s", uuid, address)
+        return uuid
+
+    async def beat(self, data: dict[str, Any], token: str | None,
+                   address: str | None) -> str:
+        """A progress beat of the ramdisk's agent: its stage and its log's new lines, kept
+        with the node's attempt (the last 64 KiB). As the hello: only with the attempt's
+        callback token, only while the introspection waits for its ramdisk."""
+        macs, stage, text = data.get("macs"), data.get("stage"), data.get("log", "")
+        if not isinstance(macs, list) or not all(isinstance(m, str) for m in macs) or not macs:
+            raise Invalid("Field 'macs' must be a non-empty list of MAC addresses")
+        if not isinstance(stage, str) or not 0 < len(stage) <= 32:
+            raise Invalid("Field 'stage' must be a string of 1 to 32 characters")
+        if not isinstance(text, str):
+            raise Invalid("Field 'log' must be a string")
+        caller = _Caller("beat", [m.lower() for m in macs[:64]], None, address)
+        uuid = await self._identify(caller, token)
+        if token is None:
+            message = f"A beat needs the boot's callback token ({callback_token.HEADER} header)"
+            self._refused(caller, diagnosis.MISSING_TOKEN, message, uuid)
+            raise callback_token.TokenRefused(message)
+        await self._authenticate(uuid, token, caller)
+        if (await self.cache.get(uuid)).state not in (states.STARTING, states.WAITING):
+            raise await self._not_accepting(uuid, caller)
+        await self.cache.timeline.append_log(uuid, stage, text)
+        return uuid
+
+    async def _identify(self, caller: _Caller, token: str | None) -> str:
+        """The introspection the caller's MACs and BMC address name; a lookup that fails
+        (none, or several) is recorded as refused."""
+        try:
+            return await self.cache.lookup(caller.macs,
+                                           [caller.bmc] if caller.bmc is not None else [])
+        except NotFound as exc:
+            self._refused(caller, diagnosis.LOOKUP_FAILED_REASON, exc.message)
+            raise
+        except Invalid as exc:
+            self._refused(caller, diagnosis.AMBIGUOUS, exc.message)
+            raise
+
+    def _refused(self, caller: _Caller, reason: str, message: str,
+                 uuid: str | None = None) -> None:
+        self.rejections.note(caller.kind, reason, message, macs=caller.macs,
+                             bmc_address=caller.bmc, source_address=caller.address, uuid=uuid)
+
+    async def _authenticate(self, uuid: str, token: str | None,
+                            caller: _Caller | None = None) -> bool:
         """Whether the report carries the introspection's callback token. A wrong one is
         refused (403, nothing changed); none is refused too unless tokenless reports are
         allowed, and then False: such a report may deliver data but never end anything."""
@@ -110,25 +198,32 @@ class Processor:
                 return True
             LOG.warning("Node %s: ramdisk report refused: its callback token does not match "
                         "the current introspection's", uuid)
-            raise callback_token.TokenRefused(
-                "The callback token does not match the node's introspection (a token is "
-                "valid only for the boot and the introspection it was issued for)")
+            message = ("The callback token does not match the node's introspection (a token "
+                       "is valid only for the boot and the introspection it was issued for)")
+            if caller is not None:
+                self._refused(caller, diagnosis.BAD_TOKEN, message, uuid)
+            raise callback_token.TokenRefused(message)
         if self.conf.introspection.allow_tokenless_reports:
             return False
         LOG.warning("Node %s: ramdisk report without a callback token refused", uuid)
-        raise callback_token.TokenRefused(
-            "Ramdisk report refused: it carries no callback token "
-            f"({callback_token.HEADER} header), and [introspection] allow_tokenless_reports "
-            "is false")
+        message = ("Ramdisk report refused: it carries no callback token "
+                   f"({callback_token.HEADER} header), and [introspection] "
+                   "allow_tokenless_reports is false")
+        if caller is not None:
+            self._refused(caller, diagnosis.MISSING_TOKEN, message, uuid)
+        raise callback_token.TokenRefused(message)
 
-    async def _not_accepting(self, uuid: str) -> Invalid:
+    async def _not_accepting(self, uuid: str, caller: _Caller | None = None) -> Invalid:
         """A report for an introspection that takes none now (a late or repeated one): it
         changes nothing, and is answered and logged as such."""
         intro = await self.cache.get(uuid)
-        LOG.warning("Node %s: ramdisk report ignored: the introspection is %s", uuid,
-                    intro.state)
-        return Invalid(f"Introspection of node {uuid} is {intro.state}; "
-                       "it does not accept ramdisk data now")
+        LOG.warning("Node %s: ramdisk %s ignored: the introspection is %s", uuid,
+                    caller.kind if caller else "report", intro.state)
+        message = (f"Introspection of node {uuid} is {intro.state}; "
+                   "it does not accept ramdisk data now")
+        if caller is not None:
+            self._refused(caller, diagnosis.WRONG_STATE, message, uuid)
+        return Invalid(message)
 
     async def _complete(self, uuid: str, ctx: ProcessingContext) -> None:
         try:
@@ -136,9 +231,11 @@ class Processor:
         except DatabaseUnavailable:
             raise  # not the report's failure: the step runs again (Introspector.spawn)
         except IronsightError as exc:
-            await self.end_with_error(uuid, f"Failed to process the ramdisk data: {exc}")
+            await self.end_with_error(uuid, f"Failed to process the ramdisk data: {exc}",
+                                      code=diagnosis.RULE_FAILED if isinstance(exc, RuleFailed)
+                                      else diagnosis.PROCESSING_FAILED)
             return
-        await self.finish(uuid)
+        await self.finish(uuid, processed_at=utcnow())
 
     def _run(self, ctx: ProcessingContext, step: str) -> list[str]:
         """Run one step of every hook; a hook that fails, however it fails, is reported by
@@ -275,22 +372,30 @@ class Processor:
                 changes.warnings.append(f"Port {mac} not created: {exc}")
                 LOG.warning("Node %s: port %s not created: %s", uuid, mac, exc)
 
-    async def finish(self, uuid: str) -> None:
+    async def finish(self, uuid: str, processed_at: dt.datetime | None = None) -> None:
+        """Power off (when discoverd booted the node), then the end; `processed_at`: when
+        the processing ended, a step of the timeline written with the end."""
+        done: list[Step] = ([(diagnosis.PROCESSING_DONE, None, processed_at)] if processed_at
+                            else [])
         intro = await self.cache.get(uuid)
         if self.conf.processing.power_off and intro.manage_boot:
-            error = await self.introspector.power_off(uuid, why="introspection finished")
+            error = await self.introspector.power_off(uuid, why="introspection finished",
+                                                      steps=done)
             if error:
-                await self.end_with_error(uuid, error)
+                if done:
+                    await self.cache.timeline.record_many(uuid, "discoverd", done)
+                await self.end_with_error(uuid, error, code=diagnosis.POWER_FAILED)
                 return
-        if await self.cache.transition(uuid, "finish"):
+        if await self.cache.transition(uuid, "finish", before=done):
             await self.introspector.notify()
             LOG.info("Node %s: introspection finished", uuid)
 
-    async def end_with_error(self, uuid: str, message: str, event: str = "error") -> bool:
-        """End the introspection in error (see `Introspector.fail`) and power the node off;
-        False when it was not in a state `event` leaves."""
+    async def end_with_error(self, uuid: str, message: str, event: str = "error",
+                             code: str = diagnosis.PROCESSING_FAILED) -> bool:
+        """End the introspection in error (see `Introspector.fail`) with failure `code` and
+        power the node off; False when it was not in a state `event` leaves."""
         intro = await self.cache.get(uuid)
-        if not await self.introspector.fail(uuid, message, event):
+        if not await self.introspector.fail(uuid, message, event, code=code):
             return False
         if intro.manage_boot and self.conf.processing.power_off:
             self.workers.spawn(lambda: self._power_off_quietly(uuid), name=f"off:{uuid}")
@@ -326,13 +431,14 @@ class Processor:
 
     async def run_reapply(self, uuid: str, data: Any | None = None) -> None:
         if await self._rerun(uuid, "Reapply failed", data):
-            await self.cache.transition(uuid, "finish")
+            # a reapply of an ended attempt: its timeline ended already
+            await self.cache.transition(uuid, "finish", timeline=False)
 
     async def run_reapply_from_processing(self, uuid: str) -> None:
         """After a restart in the middle of processing: process the stored report again,
         then power off and finish as the interrupted run would have."""
         if await self._rerun(uuid, "Processing after a restart failed"):
-            await self.finish(uuid)
+            await self.finish(uuid, processed_at=utcnow())
 
     async def _rerun(self, uuid: str, what: str, data: Any | None = None) -> bool:
         try:

@@ -5,6 +5,7 @@ the command that runs it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from starlette.applications import Starlette
@@ -26,6 +27,7 @@ from ironsight.discoverd.plugins.base import load_hooks
 from ironsight.discoverd.process import Processor
 from ironsight.discoverd.pxe.service import PxeService
 from ironsight.discoverd.recovery import Recovery
+from ironsight.discoverd.rejections import Rejections
 from ironsight.discoverd.rule_runner import RuleRunner
 from ironsight.discoverd.rule_store import RuleSet, RuleStore
 
@@ -42,7 +44,8 @@ class DiscoverdService:
         self.conf = conf
         self.db = Database(conf.discoverd_database_url, pool_size=conf.database.pool_size,
                            busy_timeout_ms=conf.database.sqlite_busy_timeout)
-        self.cache = NodeCache(self.db, keep=conf.processing.data_history)
+        self.cache = NodeCache(self.db, keep=conf.processing.data_history,
+                               timeline_keep=conf.introspection.timeline_history)
         self.members = Members(self.db, self.cache.owner, conf.introspection.heartbeat_timeout)
         self.ironic = Ironic(conf)
         self.workers = WorkerPool(conf.introspection.workers_pool_size)
@@ -58,10 +61,13 @@ class DiscoverdService:
         self.rule_store = RuleStore(self.db)
         self.rules = RuleRunner(conf, RuleSet(self.rule_store, self.built_in_rules))
         self.processor = Processor(conf, self.cache, self.ironic, load_hooks(conf),
-                                   self.introspector, self.workers, rules=self.rules)
+                                   self.introspector, self.workers, rules=self.rules,
+                                   rejections=Rejections(
+                                       self.db, conf.introspection.rejected_history))
         self.recovery = Recovery(conf, self.cache, self.introspector, self.processor,
                                  self.workers, self.members)
-        self.metrics = discoverd_metrics(self.cache, self.members, self.pxe)
+        self.metrics = discoverd_metrics(self.cache, self.members, self.pxe,
+                                         self.processor.rejections)
         deps = DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
                              self.members, ramdisk_limiter=self.ramdisk_limiter,
                              rules=self.rules)
@@ -91,6 +97,9 @@ class DiscoverdService:
         if self.pxe is not None:
             await self.pxe.stop()
         await self.workers.drain(timeout=self.conf.DEFAULT.graceful_shutdown_timeout)
+        with contextlib.suppress(TimeoutError):  # phases and refusals being recorded
+            await asyncio.wait_for(asyncio.gather(self.cache.timeline.drain(),
+                                                  self.processor.rejections.drain()), 5.0)
         await self.members.unregister()
         await self.ironic.close()
         await self.rules.close()

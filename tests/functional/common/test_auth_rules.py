@@ -79,3 +79,21 @@ def test_an_anonymous_caller_gets_no_callback_token(service: Service) -> None:
 
 def test_an_admin_is_told_the_introspection_is_unknown(service: Service) -> None:
     assert call_discoverd(service, "admin", BOOT_PARAMS).status_code == 404
+
+
+# --- discoverd's timeline steps: the conductor's only; the ramdisk's hello and beat: open -----
+
+PHASES = "/v1/phases"
+
+
+def test_a_member_may_not_add_steps_to_a_timeline(service: Service) -> None:
+    assert call_discoverd(service, "ops", PHASES).status_code == 403
+    assert call_discoverd(service, None, PHASES).status_code == 401
+
+
+@pytest.mark.parametrize("path", ["/v1/hello", "/v1/beat"])
+def test_the_ramdisks_hello_and_beat_need_no_credentials_but_a_token(
+        service: Service, path: str) -> None:
+    resp = httpx.post(f"{service.di_url}{path}", timeout=15,
+                      json={"macs": ["52:54:00:77:77:77"], "stage": "s"})
+    assert resp.status_code == 404  # past authentication: no introspection has that MAC

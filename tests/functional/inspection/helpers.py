@@ -327,3 +327,15 @@ def issued_token(svc: Service, uuid: str) -> str:
     token = asyncio.run(issue())
     assert token is not None, "the introspection does not wait for its ramdisk"
     return token
+
+
+def wait_step(client: httpx.Client, uuid: str, phase: str, timeout: float = 5
+              ) -> list[dict[str, Any]]:
+    """The node's inspection attempts once the latest has `phase` (the conductor sends its
+    steps a fraction of a second after taking them)."""
+    def seen() -> list[dict[str, Any]] | None:
+        found = client.get(f"/v1/nodes/{uuid}/inspection/attempts").json()["attempts"]
+        return found if found and any(p["phase"] == phase for p in found[-1]["phases"]) \
+            else None
+
+    return list(wait_until(seen, f"step {phase} of node {uuid}", timeout))

@@ -17,6 +17,7 @@ from .helpers import (
     wait_di_state,
     wait_node,
     wait_ramdisk_booted,
+    wait_step,
 )
 
 TIMEOUT_CONF = """
@@ -39,8 +40,9 @@ def timed_out(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
             failed = wait_node(client, uuid, provision="inspect failed", timeout=8)
             status = wait_di_state(svc, uuid, "error")
             settled = wait_node(client, uuid, provision="inspect failed", power="power off")
+            attempts = {"attempts": wait_step(client, uuid, "powered_off")}
             yield {"uuid": uuid, "failed": failed, "status": status, "node": settled,
-                   "history": history(client, uuid)}
+                   "history": history(client, uuid), "attempts": attempts["attempts"]}
     finally:
         svc.stop()
 
@@ -64,3 +66,18 @@ def test_timed_out_node_is_powered_off(timed_out):
 
 def test_timeout_reason_stays_in_last_error_after_the_power_off(timed_out):
     assert "Timeout reached while inspecting" in (timed_out["node"]["last_error"] or "")
+
+
+def test_the_timeout_names_the_step_the_boot_stalled_at(timed_out):
+    # the fake driver boots nothing: no DHCP request ever comes after the power on
+    assert ("Please check the node's history and logs. BOOT_NO_DHCP: the node was powered "
+            "on at ") in timed_out["node"]["last_error"]
+    assert timed_out["node"]["last_error"].endswith(
+        " but no DHCP request from it was ever seen.")
+
+
+def test_the_timed_out_attempt_ends_with_its_code(timed_out):
+    (attempt,) = timed_out["attempts"]
+    assert (attempt["result"], attempt["failure_code"]) == ("failed", "BOOT_NO_DHCP")
+    assert [p["phase"] for p in attempt["phases"]] == [
+        "started", "power_on_requested", "powered_on", "finished", "powered_off"]

@@ -258,18 +258,39 @@ def server(tmp_path: Path) -> Tree:
 
 class CallbackServer:
     """A real HTTP server answering POSTs from a script of (status, body) replies;
-    once the script is used up it accepts with 202. A 429 says Retry-After: 3."""
+    once the script is used up it accepts with 202. A 429 says Retry-After: 3. Hellos
+    (`/v1/hello`) are kept apart and answered from `hello_replies` (202 once used up)."""
 
     def __init__(self) -> None:
         self.replies: list[tuple[int, str]] = []
         self.received: list[dict[str, object]] = []
         self.content_types: list[str | None] = []
         self.tokens: list[str | None] = []  # X-Ironsight-Callback-Token of each request
+        self.hellos: list[tuple[dict[str, object], str | None]] = []  # (body, token)
+        self.hello_replies: list[tuple[int, str]] = []
+        self.beats: list[dict[str, object]] = []  # `/v1/beat` bodies, answered 202
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.path.endswith("/beat"):
+                    server.beats.append(json.loads(body))
+                    self.send_response(202)
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"{}")
+                    return
+                if self.path.endswith("/hello"):
+                    server.hellos.append((json.loads(body),
+                                          self.headers.get("X-Ironsight-Callback-Token")))
+                    status, text = (server.hello_replies.pop(0) if server.hello_replies
+                                    else (202, '{"uuid": "x"}'))
+                    self.send_response(status)
+                    self.send_header("Content-Length", str(len(text)))
+                    self.end_headers()
+                    self.wfile.write(text.encode())
+                    return
                 server.received.append(json.loads(body))
                 server.content_types.append(self.headers.get("Content-Type"))
                 server.tokens.append(self.headers.get("X-Ironsight-Callback-Token"))

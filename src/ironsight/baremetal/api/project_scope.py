@@ -229,6 +229,11 @@ TABLE: tuple[Entry, ...] = (
     _entry(GET, f"{N}/firmware", R.PROJECT_READER, "baremetal:node:firmware:get", _node),
     _entry(GET, f"{N}/history{{rest}}", R.OWNER_READER, "baremetal:node:history:get", _node),
     _entry(GET, f"{N}/inventory", R.OWNER_READER, "baremetal:node:inventory:get", _node),
+    # ironsight's own: as the inventory (the boot's addresses and the ramdisk's errors)
+    _entry(GET, f"{N}/inspection/attempts", R.OWNER_READER, "baremetal:node:inventory:get",
+           _node),
+    _entry(GET, f"{N}/inspection/logs", R.OWNER_READER, "baremetal:node:inventory:get",
+           _node),
     _entry(GET, f"{N}/vmedia", R.PROJECT_READER, "baremetal:node:vmedia:get", _node),
     _entry(POST, f"{N}/vmedia", R.PROJECT_MEMBER, "baremetal:node:vmedia:attach", _node),
     _entry(DELETE, f"{N}/vmedia", R.PROJECT_MEMBER, "baremetal:node:vmedia:detach", _node),

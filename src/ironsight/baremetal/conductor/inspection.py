@@ -53,6 +53,10 @@ from ironsight.common.exceptions import (
 from ironsight.common.ring import Share
 
 LOG = logging.getLogger(__name__)
+# Steps of an attempt the conductor tells the inspection service of (discoverd's
+# diagnosis.CONDUCTOR_PHASES: the names are its API's, not an import of its code).
+POWER_ON_REQUESTED, POWERED_ON = "power_on_requested", "powered_on"
+MEDIA_INSERTED, MEDIA_EJECTED, POWERED_OFF_PHASE = "media_inserted", "media_ejected", "powered_off"
 
 # How long a failure found after the lock was given up waits for the lock again (discoverd
 # may hold it briefly for the boot device or a reboot).
@@ -165,21 +169,28 @@ class Inspection:
             return
         driver = self.drivers.for_node(task.node)
         boot = self._media_boot(task.node)
+        steps: list[dict[str, Any]] = []  # for the attempt's timeline, told once
         try:
             if boot is not None:
-                await self._insert(task, iface, boot)
-            await driver.management.set_boot_device(
-                task.context, boot.boot_device if boot is not None else "pxe", False)
+                await self._insert(task, iface, boot, steps)
+            device = boot.boot_device if boot is not None else "pxe"
+            await driver.management.set_boot_device(task.context, device, False)
+            steps.append(_step(POWER_ON_REQUESTED,
+                               {"action": states.REBOOT, "boot_device": device}))
             await driver.power.set_power_state(task.context, states.REBOOT,
                                                self.conf.conductor.power_state_change_timeout)
+            steps.append(_step(POWERED_ON))
         except IronsightError as exc:
             error = f"Failed to boot the node into the inspection ramdisk: {exc}"
             LOG.error("Node %s: %s", task.uuid, error)
+            await _note(iface, task, steps)
             await self._eject(task)
-            values = await self.abort_values(task, internal)  # closes the service's side
+            # closes the service's side; its code names the step that failed
+            values = await self.abort_values(task, internal, reason="boot_failed")
             await task.transition("fail", last_error=error, release=True,
                                   **{"driver_internal_info": internal, **values})
             return
+        await _note(iface, task, steps)
         await self._waiting(task, BOOTED_FROM_CD if boot is not None else BOOTED,
                             power_state=states.POWER_ON, driver_internal_info=internal)
         LOG.info("Node %s: inspection started (%s), node rebooted into the ramdisk",
@@ -196,7 +207,7 @@ class Inspection:
         return driver.boot_for(node)
 
     async def _insert(self, task: NodeTask, iface: InspectInterface,
-                      boot: BootInterface) -> None:
+                      boot: BootInterface, steps: list[dict[str, Any]]) -> None:
         """The node's image for this attempt: its parameters (discoverd's callback URL and
         a new token, its static network, if any), published, and inserted by the BMC."""
         params = await iface.ramdisk_params(task.context)
@@ -210,6 +221,8 @@ class Inspection:
         except IronsightError:
             self.media.withdraw(task.uuid)
             raise
+        steps.append(_step(MEDIA_INSERTED, {"network": " ".join(
+            a for a in extra if not a.startswith("BOOTIF=")) or "dhcp"}))
         LOG.info("Node %s: inspection ISO inserted as a virtual CD (%s)", task.uuid,
                  " ".join(extra) or "DHCP")
 
@@ -220,13 +233,13 @@ class Inspection:
         ranked = sorted(ports, key=lambda p: not p.get("pxe_enabled", True))
         return [str(p["address"]).lower() for p in ranked if p.get("address")]
 
-    async def _eject(self, task: NodeTask) -> None:
+    async def _eject(self, task: NodeTask) -> list[dict[str, Any]]:
         """The end of a medium boot, whatever the outcome: the image withdrawn, the CD
         ejected. A BMC that will not eject is recorded, not fatal: the node is off and
-        boots from its disk next time."""
+        boots from its disk next time. The step for the timeline, when there was one."""
         boot = self._media_boot(task.node)
         if boot is None:
-            return
+            return []
         self.media.withdraw(task.uuid)
         try:
             await boot.eject(task.context)
@@ -234,6 +247,8 @@ class Inspection:
             LOG.warning("Node %s: the inspection ISO could not be ejected: %s", task.uuid, exc)
             await task.save(f"The inspection ISO could not be ejected: {exc}",
                             severity="WARNING", event_type="boot")
+            return []
+        return [_step(MEDIA_EJECTED)]
 
     def tears_down(self, node: dict[str, Any]) -> bool:
         """Whether an ended inspection has work left under the lock: a power off, or a CD
@@ -323,16 +338,26 @@ class Inspection:
             return f"Failed to power off the node after its inspection: {exc}"
         return None
 
+    async def _tear_down(self, task: NodeTask) -> str | None:
+        """Power off (when the conductor does) and eject, the steps told in one go; the
+        power off's error, or None."""
+        error = await self._power_off(task) if self.powers_off(task.node) else None
+        steps = [_step(POWERED_OFF_PHASE)] if self.powers_off(task.node) and not error else []
+        steps += await self._eject(task)
+        driver = self.drivers.get(task.node["driver"])
+        iface = driver.inspect_for(task.node) if driver is not None else None
+        if iface is not None:
+            await _note(iface, task, steps)
+        return error
+
     async def _end_powered_off(self, task: NodeTask, outcome: InspectOutcome) -> None:
         """An ended inspection (a worker's, under the lock): power off, eject, then record
         the end; a node that would not power off is failed with the reason (as Ironic's
         clean-up does)."""
+        error = await self._tear_down(task)
         if not self.powers_off(task.node):
-            await self._eject(task)
             await self._apply(task, outcome)
             return
-        error = await self._power_off(task)
-        await self._eject(task)
         if error is None:
             await self._apply(task, outcome, detail=POWERED_OFF, power_state=states.POWER_OFF)
             return
@@ -352,12 +377,10 @@ class Inspection:
 
     async def _power_off_after(self, task: NodeTask) -> None:
         """After an abort or a timeout moved the node on (a worker's, under the lock)."""
+        error = await self._tear_down(task)
         if not self.powers_off(task.node):
-            await self._eject(task)
             await task.save(release=True)
             return
-        error = await self._power_off(task)
-        await self._eject(task)
         if error is None:
             await task.save("Power state is now power off (the inspection ended)",
                             event_type="power", release=True, power_state=states.POWER_OFF)
@@ -428,10 +451,28 @@ class Inspection:
                             driver_internal_info=internal)
             return 1
 
+    async def where_stalled(self, task: NodeTask) -> str | None:
+        """The step an inspection that timed out stalled at, from its timeline ("BOOT_NO_LOADER:
+        a DHCP lease was given at 10:02:13 but the boot loader was never fetched."), for
+        last_error; None when the inspect interface records no timeline or cannot be asked."""
+        driver = self.drivers.get(task.node["driver"])
+        iface = driver.inspect_for(task.node) if driver is not None else None
+        if iface is None:
+            return None
+        try:
+            attempts = await iface.attempts(task.uuid)
+        except IronsightError as exc:
+            LOG.info("Node %s: no timeline for the timeout's message: %s", task.uuid, exc)
+            return None
+        found = (attempts or [{}])[-1].get("diagnosis")
+        if not isinstance(found, dict) or not found.get("phrase"):
+            return None
+        return f"{found.get('code')}: {found['phrase']}."
+
     # --- aborting -------------------------------------------------------------------------
 
-    async def abort_values(self, task: NodeTask,
-                           internal: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def abort_values(self, task: NodeTask, internal: dict[str, Any] | None = None,
+                           *, reason: str | None = None) -> dict[str, Any]:
         """Abort in the outside service; the node values to save with the state change: an
         abort that could not reach it is remembered, so a late report cannot touch the
         node and the poll asks again. `internal`: the driver_internal_info to start from
@@ -440,7 +481,7 @@ class Inspection:
         iface = driver.inspect_for(task.node) if driver is not None else None
         if iface is None:
             return {}
-        reached = await iface.abort(task.context)
+        reached = await iface.abort(task.context, reason=reason)
         internal = dict(internal if internal is not None
                         else task.node.get("driver_internal_info") or {})
         if reached:
@@ -581,6 +622,22 @@ def _with_capability(raw: Any, key: str, value: str) -> str:
     """Ironic's capabilities string ("k1:v1,k2:v2") with `key` set to `value`."""
     pairs = [p for p in str(raw or "").split(",") if p and not p.startswith(f"{key}:")]
     return ",".join([*pairs, f"{key}:{value}"])
+
+
+def _step(phase: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"phase": phase, "at": dbapi.utcnow().isoformat(),
+            **({"details": details} if details else {})}
+
+
+async def _note(iface: InspectInterface, task: NodeTask, steps: list[dict[str, Any]]) -> None:
+    """Steps for the attempt's timeline, in one request: a side channel, which never fails
+    the inspection."""
+    if not steps:
+        return
+    try:
+        await iface.add_phases(task.context, steps)
+    except Exception:
+        LOG.exception("Node %s: steps not told to %s", task.uuid, iface.name)
 
 
 async def _start(iface: InspectInterface, node: NodeContext, *,

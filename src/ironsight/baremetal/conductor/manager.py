@@ -151,6 +151,31 @@ class Conductor:
             return found
         raise NotFound(f"Node inventory record for node {node['uuid']} could not be found.")
 
+    async def inspection_attempts(self, ident: str) -> list[dict[str, Any]]:
+        """The node's inspection attempts with their timelines, from the service that records
+        them (discoverd), as for the inventory: whatever the node's driver is now."""
+        node = await self.records.get_node(ident)
+        for driver in self.drivers.values():
+            if driver.inspect is None:
+                continue
+            found = await driver.inspect.attempts(node["uuid"])
+            if found is not None:
+                return found
+        raise NotFound(f"No inspection timeline is recorded for node {node['uuid']}: no "
+                       "enabled inspect interface records one (discoverd's does)")
+
+    async def inspection_log(self, ident: str, attempt: int | None) -> dict[str, Any]:
+        """The ramdisk's log of one of the node's inspection attempts, as for the timeline."""
+        node = await self.records.get_node(ident)
+        for driver in self.drivers.values():
+            if driver.inspect is None:
+                continue
+            found = await driver.inspect.ramdisk_log(node["uuid"], attempt)
+            if found is not None:
+                return found
+        raise NotFound(f"No ramdisk log is kept for node {node['uuid']}: no enabled inspect "
+                       "interface keeps one (discoverd's does)")
+
     # --- power and management -------------------------------------------------------------
 
     async def change_power_state(self, ident: str, target: str) -> None:

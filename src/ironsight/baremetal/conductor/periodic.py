@@ -191,13 +191,15 @@ class PeriodicTasks:
                                   release=True)
             return
         try:
-            values = await self.c.inspection.abort_values(task)
+            values = await self.c.inspection.abort_values(task, reason="timeout")
         except IronsightError as exc:
             LOG.warning("Node %s: could not abort inspection after timeout: %s", task.uuid, exc)
             values = {}
+        error = ("Timeout reached while inspecting the node. Please check the node's history "
+                 "and logs.")
+        stalled = await self.c.inspection.where_stalled(task)
         await self.c.inspection.end_early(
-            task, "fail", "Timeout reached while inspecting the node. Please check the node's "
-            "history and logs.", **values)
+            task, "fail", f"{error} {stalled}" if stalled else error, **values)
 
     # --- power state sync ---------------------------------------------------------------------
 

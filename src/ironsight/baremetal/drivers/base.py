@@ -308,9 +308,11 @@ class InspectInterface(BaseInterface):
         start made again after a lost one; RUNNING when the service has the inspection in
         hand already (the lost start got through after all): nothing to start or boot."""
 
-    async def abort(self, node: NodeContext) -> bool:
-        """Stop what `start` began elsewhere. False when that cannot be reached now: the
-        conductor remembers the node (`pending_abort_key`) and asks again each poll pass."""
+    async def abort(self, node: NodeContext, *, reason: str | None = None) -> bool:
+        """Stop what `start` began elsewhere (`reason`: None, an operator's abort; "timeout",
+        the conductor's wait for it timed out; "boot_failed", the conductor could not boot
+        the node). False when that cannot be reached now: the conductor remembers the
+        node (`pending_abort_key`) and asks again each poll pass."""
         return True
 
     async def poll(self, waiting: Sequence[WaitingNode]) -> dict[str, InspectOutcome]:
@@ -336,6 +338,20 @@ class InspectInterface(BaseInterface):
     async def inventory(self, uuid: str) -> dict[str, Any] | None:
         """The latest inspection's findings about node `uuid`, as `GET /v1/nodes/{node}/
         inventory` shows them (`inventory`, `plugin_data`); None when none are kept."""
+        return None
+
+    async def add_phases(self, node: NodeContext, steps: Sequence[dict[str, Any]]) -> None:
+        """Tell the service steps of the attempt the conductor took (power actions, virtual
+        media), each `{"phase", "at", "details"}`, for the node's timeline."""
+
+    async def ramdisk_log(self, uuid: str, attempt: int | None) -> dict[str, Any] | None:
+        """The ramdisk's log of an attempt (default: the latest), `{attempt, stage,
+        updated_at, log}`; None when this interface keeps none."""
+        return None
+
+    async def attempts(self, uuid: str) -> list[dict[str, Any]] | None:
+        """The node's kept inspection attempts with their timelines (discoverd's
+        `diagnosis.py` shapes), oldest first; None when this interface records none."""
         return None
 
     @property

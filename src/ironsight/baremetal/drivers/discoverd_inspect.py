@@ -46,9 +46,15 @@ from ironsight.common.auth.credentials import Credentials
 from ironsight.common.auth.service_token import service_token
 from ironsight.common.clock import utcnow
 from ironsight.common.config import Config
-from ironsight.common.exceptions import DiscoverdDisabled, DriverLoadError, IronsightError
+from ironsight.common.exceptions import (
+    DiscoverdDisabled,
+    DriverLoadError,
+    IronsightError,
+    NotFound,
+)
 
 LOG = logging.getLogger(__name__)
+STEPS_DELAY = 0.2  # seconds the conductor gathers timeline steps before sending them
 
 CLIENT_MODULE = "ironsight.discoverd.client"
 MIN_CLIENT_VERSION = (1, 0, 0)
@@ -109,6 +115,9 @@ class DiscoverdInspect(InspectInterface):
         self.unreachable_for = conf.discoverd.start_unreachable_timeout
         self.conductor_boots = self.enabled and conf.discoverd.conductor_boots
         self.power_off = conf.discoverd.power_off
+        # conductor steps for the timelines, by node, sent together (add_phases)
+        self._steps: dict[str, list[dict[str, Any]]] = {}
+        self._flushing: asyncio.Task[None] | None = None
         self._client: Any = None
 
     def client(self) -> Any:
@@ -123,6 +132,9 @@ class DiscoverdInspect(InspectInterface):
         return self._client
 
     async def close(self) -> None:
+        if self._flushing is not None:
+            self._flushing.cancel()
+        await self.flush_steps()
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -158,12 +170,13 @@ class DiscoverdInspect(InspectInterface):
                 continue
             return InspectOutcome.waiting()
 
-    async def abort(self, node: NodeContext) -> bool:
+    async def abort(self, node: NodeContext, *, reason: str | None = None) -> bool:
         """A finished or unknown introspection is not an error: nothing is left running."""
         if not self.enabled:
             return True
         try:
-            await self.client().abort(node.uuid)
+            await self.flush_steps(node.uuid)  # first: the abort's code reads them
+            await self.client().abort(node.uuid, reason=reason)
         except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
             if exc.status_code in (400, 404):
                 LOG.info("Node %s: nothing to abort in discoverd: %s", node.uuid, exc.message)
@@ -253,3 +266,55 @@ class DiscoverdInspect(InspectInterface):
         inventory = data.get("inventory")
         return {"inventory": inventory if isinstance(inventory, dict) else {},
                 "plugin_data": plugin_data}
+
+    async def add_phases(self, node: NodeContext, steps: Sequence[dict[str, Any]]) -> None:
+        """Gathered, and sent with every node's within STEPS_DELAY in one request: a fleet's
+        inspection pays no request per step. Lost with a conductor that dies meanwhile (a
+        missing line in a timeline)."""
+        if not self.enabled:
+            return
+        self._steps.setdefault(node.uuid, []).extend(steps)
+        if self._flushing is None or self._flushing.done():
+            self._flushing = asyncio.get_running_loop().create_task(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        while self._steps:  # steps gathered while a flush was being sent go next
+            await asyncio.sleep(STEPS_DELAY)
+            await self.flush_steps()
+
+    async def flush_steps(self, uuid: str | None = None) -> None:
+        """Send the gathered steps (of node `uuid` only, when given) now."""
+        if uuid is None:
+            found, self._steps = self._steps, {}
+        else:
+            found = {uuid: self._steps.pop(uuid)} if uuid in self._steps else {}
+        if not found:
+            return
+        try:
+            await self.client().add_phases(found)
+        except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
+            LOG.info("Steps of %d nodes not on discoverd's timelines: %s", len(found),
+                     exc.message)
+
+    async def ramdisk_log(self, uuid: str, attempt: int | None) -> dict[str, Any] | None:
+        if not self.enabled:
+            return None
+        try:
+            return await self.client().get_logs(uuid, attempt)
+        except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
+            if exc.status_code == 404:
+                raise NotFound(exc.message) from None
+            raise IronsightError(f"The ramdisk's log could not be read from discoverd: "
+                                 f"{exc.message}", code=503) from None
+
+    async def attempts(self, uuid: str) -> list[dict[str, Any]] | None:
+        """discoverd's timelines of the node (empty: never introspected there)."""
+        if not self.enabled:
+            return None
+        try:
+            return await self.client().get_attempts(uuid)
+        except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
+            if exc.status_code == 404:
+                return []
+            raise IronsightError(f"The node's inspection timeline could not be read from "
+                                 f"discoverd: {exc.message}", code=503) from None

@@ -9,7 +9,7 @@ ownership, live replicas...) is read when Prometheus scrapes, by the service's o
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
@@ -23,15 +23,23 @@ BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 
 
 class _Counts(Collector):
-    """Counters whose value the service keeps itself (a plain int): read at each scrape."""
+    """Counters whose value the service keeps itself (a plain int, or one per label values):
+    read at each scrape."""
 
     def __init__(self) -> None:
         self.counters: list[tuple[str, str, Callable[[], float]]] = []
+        self.labelled: list[tuple[str, str, Sequence[str],
+                                  Callable[[], Mapping[tuple[str, ...], float]]]] = []
 
     def collect(self) -> Iterable[Metric]:
         for name, doc, read in self.counters:
             family = CounterMetricFamily(name, doc)
             family.add_metric([], read())
+            yield family
+        for name, doc, labels, read_all in self.labelled:
+            family = CounterMetricFamily(name, doc, labels=list(labels))
+            for values, value in sorted(read_all().items()):
+                family.add_metric(list(values), value)
             yield family
 
 
@@ -59,6 +67,11 @@ class Metrics:
     def counter(self, name: str, doc: str, read: Callable[[], float]) -> None:
         """A counter the service counts itself; `name` without the `_total` suffix."""
         self._counts.counters.append((name, doc, read))
+
+    def counters(self, name: str, doc: str, labels: Sequence[str],
+                 read: Callable[[], Mapping[tuple[str, ...], float]]) -> None:
+        """Counters the service counts itself, by label values (`read`: values -> count)."""
+        self._counts.labelled.append((name, doc, labels, read))
 
     def on_scrape(self, refresh: Callable[[], Awaitable[None]]) -> None:
         self._scrape.append(refresh)

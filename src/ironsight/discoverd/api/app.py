@@ -23,6 +23,8 @@ from ironsight.discoverd.api import (
     inspection_rules,
     introspection,
     members,
+    phases,
+    rejected,
     root,
     rules,
 )
@@ -31,14 +33,16 @@ from ironsight.discoverd.api.base import VERSIONS, DiscoverdDeps
 # Open without credentials: version discovery, the ramdisk's report (checked by its callback
 # token instead) and the boot files iPXE fetches.
 ACCESS = AccessRules(public=(VERSION_DOCUMENTS,
-                             rule({"POST"}, r"/v1/continue"),
+                             rule({"POST"}, r"/v1/continue|/v1/hello|/v1/beat"),
                              rule({"GET", "HEAD"}, r"/boot\.ipxe|/boot/[^/]+\.ipxe|/pxe/[^/]+")),
                      # Inspection rules change what every inspection writes (and may carry
                      # secrets): admin only, as upstream's rule policies; reads need a reader.
                      admin_only=(rule({"POST", "PUT", "PATCH", "DELETE"},
                                       r"/v1/rules(/[^/]+)?|/v1/inspection_rules(/[^/]+)?"),
-                                 # a callback token for a ramdisk the caller boots itself
-                                 rule({"POST"}, r"/v1/introspection/[^/]+/boot_params")))
+                                 # a callback token for a ramdisk the caller boots itself,
+                                 # and the steps of that boot
+                                 rule({"POST"}, r"/v1/introspection/[^/]+/boot_params"),
+                                 rule({"POST"}, r"/v1/phases")))
 
 
 async def system_only(ctx: Any) -> None:
@@ -64,8 +68,8 @@ def create_app(deps: DiscoverdDeps, extra_routes: Sequence[BaseRoute] = (),
                metrics: Metrics | None = None) -> Starlette:
     return build_app(_spec(deps, metrics, open_only=False), deps,
                      [*root.routes, *introspection.routes, *callback.routes,
-                      *members.routes, *rules.routes, *inspection_rules.routes,
-                      *extra_routes])
+                      *members.routes, *phases.routes, *rejected.routes, *rules.routes,
+                      *inspection_rules.routes, *extra_routes])
 
 
 def create_ramdisk_app(deps: DiscoverdDeps, boot_routes: Sequence[BaseRoute] = ()

@@ -18,6 +18,7 @@ from ironsight.discoverd import callback_token
 from ironsight.discoverd.api.base import Ctx
 
 WHAT = "Ramdisk data"
+HELLO_SIZE = 4096
 
 
 async def _read(ctx: Ctx) -> Any:
@@ -40,7 +41,43 @@ async def continue_(ctx: Ctx) -> Any:
     ctx.deps.ramdisk_limiter.check(client.host if client else None)
     data = await _read(ctx)
     token = ctx.request.headers.get(callback_token.HEADER)
-    return 200, await ctx.deps.processor.process(data, token)
+    return 200, await ctx.deps.processor.process(data, token, client.host if client else None)
 
 
-routes = [Route("/v1/continue", continue_, methods=["POST"])]
+@endpoint
+async def hello(ctx: Ctx) -> Any:
+    """The ramdisk's agent is up: a phase of the node's timeline (diagnosis.py), with the
+    boot's callback token; small, bounded, rate-limited as the report."""
+    client = ctx.request.client
+    ctx.deps.ramdisk_limiter.check(client.host if client else None)
+    conf = ctx.deps.conf.introspection
+    data = parse_json(await read_body(ctx.request, HELLO_SIZE, "Hello"),
+                      conf.max_json_depth, "Hello")
+    if not isinstance(data, dict):
+        raise Invalid("The hello must be a JSON object")
+    token = ctx.request.headers.get(callback_token.HEADER)
+    uuid = await ctx.deps.processor.hello(data, token, client.host if client else None)
+    return 202, {"uuid": uuid}
+
+
+BEAT_SIZE = 20 * 1024
+
+
+@endpoint
+async def beat(ctx: Ctx) -> Any:
+    """A progress beat of the ramdisk's agent (its stage and new log lines), with the
+    boot's callback token; bounded and rate-limited as the hello."""
+    client = ctx.request.client
+    ctx.deps.ramdisk_limiter.check(client.host if client else None)
+    data = parse_json(await read_body(ctx.request, BEAT_SIZE, "Beat"),
+                      ctx.deps.conf.introspection.max_json_depth, "Beat")
+    if not isinstance(data, dict):
+        raise Invalid("The beat must be a JSON object")
+    token = ctx.request.headers.get(callback_token.HEADER)
+    uuid = await ctx.deps.processor.beat(data, token, client.host if client else None)
+    return 202, {"uuid": uuid}
+
+
+routes = [Route("/v1/continue", continue_, methods=["POST"]),
+          Route("/v1/beat", beat, methods=["POST"]),
+          Route("/v1/hello", hello, methods=["POST"])]

@@ -17,9 +17,9 @@ from ironsight.common.api.body import parse_json, read_body
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
 from ironsight.common.config import Config
-from ironsight.common.exceptions import Conflict, Invalid
+from ironsight.common.exceptions import Conflict, Invalid, NotFound
 from ironsight.common.ids import is_uuid_like
-from ironsight.discoverd import states
+from ironsight.discoverd import diagnosis, states
 from ironsight.discoverd.api.base import Ctx
 from ironsight.discoverd.node_cache import Introspection, StoredRun
 from ironsight.discoverd.pxe.bootfiles import kernel_args
@@ -81,12 +81,42 @@ async def boot_params(ctx: Ctx) -> Any:
                        f"{intro.state}): no callback token is issued")
     LOG.info("Node %s: a new callback token issued for a ramdisk booted without the PXE "
              "side", uuid)
+    await ctx.deps.cache.timeline.record(uuid, diagnosis.MEDIA_REQUESTED, "discoverd")
     params = kernel_args(base, ctx.deps.conf.pxe.kernel_params, token, "")
     return 200, {"callback_url": f"{base}/v1/continue", "kernel_params": params}
 
 
 def ramdisk_url(conf: Config) -> str:
     return (conf.introspection.ramdisk_url or conf.pxe.http_url).strip().rstrip("/")
+
+
+@endpoint
+async def attempts(ctx: Ctx) -> Any:
+    """ironsight's own: the node's kept attempts with their timelines (diagnosis.py), oldest
+    first; `?attempt=N` one of them."""
+    params = ctx.query({"attempt"})
+    found = await ctx.deps.cache.timeline.attempts(await _uuid(ctx))
+    if "attempt" in params:
+        raw = params["attempt"]
+        found = [a for a in found if a["attempt"] == _attempt(raw)]
+        if not found:
+            raise NotFound(f"Attempt {raw} of node {ctx.param('node')} is not kept")
+    return 200, {"attempts": found}
+
+
+@endpoint
+async def ramdisk_log(ctx: Ctx) -> Any:
+    """ironsight's own: the ramdisk's log of an attempt as its beats sent it (the last
+    64 KiB), `?attempt=N` (default: the latest)."""
+    params = ctx.query({"attempt"})
+    return 200, await ctx.deps.cache.timeline.logs(
+        await _uuid(ctx), _attempt(params["attempt"]) if "attempt" in params else None)
+
+
+def _attempt(raw: str) -> int:
+    if not (raw.isascii() and raw.isdigit() and 0 < len(raw) <= 9 and int(raw) > 0):
+        raise Invalid(f"Invalid value for attempt: {raw!r} (a positive integer)")
+    return int(raw)
 
 
 @endpoint
@@ -125,7 +155,12 @@ async def list_statuses(ctx: Ctx) -> Any:
 
 @endpoint
 async def abort(ctx: Ctx) -> Any:
-    await ctx.deps.introspector.abort(await _uuid(ctx))
+    params = ctx.query({"reason"})
+    reason = params.get("reason")
+    if reason not in (None, "timeout", "boot_failed"):
+        raise Invalid(f"Invalid value for reason: {reason!r} (timeout, boot_failed, or none)")
+    # the caller gave up waiting, or could not boot the node: the code names the step
+    await ctx.deps.introspector.abort(await _uuid(ctx), stalled=reason is not None)
     return 202, {}
 
 
@@ -206,6 +241,8 @@ routes = [
     Route("/v1/introspection/{node}", status, methods=["GET"]),
     Route("/v1/introspection/{node}/abort", abort, methods=["POST"]),
     Route("/v1/introspection/{node}/boot_params", boot_params, methods=["POST"]),
+    Route("/v1/introspection/{node}/attempts", attempts, methods=["GET"]),
+    Route("/v1/introspection/{node}/logs", ramdisk_log, methods=["GET"]),
     Route("/v1/introspection/{node}/data", get_data, methods=["GET"]),
     Route("/v1/introspection/{node}/data/unprocessed", get_unprocessed, methods=["GET"]),
     Route("/v1/introspection/{node}/data/unprocessed", reapply, methods=["POST"]),

@@ -67,6 +67,52 @@ data = Table(
     Column("stored_at", DateTime, nullable=False),
 )
 
+# Each introspection attempt's timeline (diagnosis.py): what was seen of the node, when and
+# where (discoverd's API, its dnsmasq, its boot files, the ramdisk), per run; the attempt's
+# end is its `finished` phase, with its result and failure code. The last runs are kept
+# ([introspection] timeline_history of them).
+phases = Table(
+    "di_phases", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), ForeignKey("di_introspections.uuid", ondelete="CASCADE"),
+           nullable=False),
+    Column("run", Integer, nullable=False),
+    Column("phase", String(32), nullable=False),
+    Column("at", DateTime, nullable=False),
+    Column("source", String(16), nullable=False),
+    Column("details", JSON, nullable=True),
+    Index("di_phases_run_idx", "uuid", "run", "id"),
+)
+
+# The ramdisk's log of each attempt as its progress beats sent it (timeline.py): the last
+# LOG_KEEP bytes, and the stage the agent last said it was at; kept with the timelines.
+ramdisk_logs = Table(
+    "di_ramdisk_logs", metadata,
+    Column("uuid", String(36), ForeignKey("di_introspections.uuid", ondelete="CASCADE"),
+           primary_key=True),
+    Column("run", Integer, primary_key=True),
+    Column("stage", String(32), nullable=False),
+    Column("log", Text, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+)
+
+# Callbacks refused before they could change anything (rejections.py): a report or hello
+# that matched no introspection, or several, came for one in the wrong state, or had a bad
+# or missing callback token; the newest [introspection] rejected_history are kept.
+rejected = Table(
+    "di_rejected", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", DateTime, nullable=False),
+    Column("kind", String(16), nullable=False),  # report, hello
+    Column("reason", String(32), nullable=False),
+    Column("uuid", String(36), nullable=True),  # the node it matched, when it matched one
+    Column("macs", JSON, nullable=False),
+    Column("bmc_address", String(64), nullable=True),
+    Column("source_address", String(64), nullable=True),
+    Column("message", String(1024), nullable=False),
+    Index("di_rejected_at_idx", "at"),
+)
+
 # The live replicas of discoverd: each heartbeats its row; a silent one is dead, and the
 # others take over the steps it was running. The PXE side's owner says so here too.
 members = Table(

@@ -33,6 +33,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import Any, Protocol
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
@@ -40,6 +41,7 @@ from starlette.routing import Route
 
 from ironsight.common.exceptions import DatabaseUnavailable
 from ironsight.common.ratelimit import RateLimiter, TooManyRequests
+from ironsight.discoverd import diagnosis
 from ironsight.discoverd.callback_token import KERNEL_PARAM
 from ironsight.discoverd.pxe.dnsmasq import EFI_PATH
 from ironsight.discoverd.pxe.tftp import TftpFile, TftpRefused
@@ -54,6 +56,24 @@ _MAC = re.compile(r"^[0-9a-f]{2}([-:][0-9a-f]{2}){5}$")
 
 # (MAC, the requester's address) -> a callback token for that node, or None.
 TokenSource = Callable[[str, str | None], Awaitable[str | None]]
+
+
+class Seen(Protocol):
+    """Told of each boot file served over HTTP (bootlog.BootLog.fetched): a timeline phase."""
+
+    def __call__(self, phase: str, host: str | None, *, mac: str | None = None,
+                 **details: Any) -> None: ...
+
+
+def tftp_phase(filename: str) -> str:
+    """The timeline phase of a file fetched over TFTP."""
+    if filename == f"pxe/{KERNEL}":
+        return diagnosis.KERNEL_FETCHED
+    if filename == f"pxe/{INITRAMFS}":
+        return diagnosis.RAMDISK_FETCHED
+    if filename.startswith(f"{GRUB_DIR}/") and filename != GRUB_CONFIG:
+        return diagnosis.SCRIPT_FETCHED
+    return diagnosis.LOADER_FETCHED
 
 
 def chain_script(http_url: str) -> str:
@@ -117,10 +137,11 @@ class BootFiles:
                  http_url: Callable[[], str], *, http_url_ipv6: Callable[[], str] = str,
                  loaders: Callable[[], Mapping[str, Path]] = dict,
                  tokens: TokenSource | None = None,
-                 limiter: RateLimiter | None = None) -> None:
+                 limiter: RateLimiter | None = None, seen: Seen | None = None) -> None:
         """`http_url` gives the base URL nodes reach discoverd at ("": the request's),
         `http_url_ipv6` the one IPv6 clients get ("": the same), `loaders` the served loader
-        files by name. `tokens` hands out callback tokens (None: scripts never carry one)."""
+        files by name. `tokens` hands out callback tokens (None: scripts never carry one). `seen`
+        hears of each file served over HTTP."""
         self.ramdisk_dir = ramdisk_dir
         self.kernel_params = kernel_params
         self.http_url = http_url
@@ -128,6 +149,13 @@ class BootFiles:
         self.loaders = loaders
         self.tokens = tokens
         self.limiter = limiter
+        self.seen = seen
+
+    def _saw(self, request: Request, phase: str, mac: str | None = None,
+             **details: Any) -> None:
+        if self.seen is not None:
+            self.seen(phase, request.client.host if request.client else None, mac=mac,
+                      **details)
 
     def routes(self) -> list[Route]:
         return [Route("/boot.ipxe", self.script, methods=["GET"]),
@@ -164,7 +192,11 @@ class BootFiles:
         return await self.tokens(mac, host) if self.tokens is not None else None
 
     async def script(self, request: Request) -> Response:
-        return self._refused(request) or PlainTextResponse(chain_script(self._base(request)))
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        self._saw(request, diagnosis.LOADER_FETCHED, file="boot.ipxe", via="http")
+        return PlainTextResponse(chain_script(self._base(request)))
 
     async def node_script(self, request: Request) -> Response:
         refused = self._refused(request)
@@ -179,6 +211,8 @@ class BootFiles:
         except DatabaseUnavailable as exc:
             LOG.warning("Boot script for MAC %s not served: %s", mac, exc)
             return PlainTextResponse(f"{exc}\n", status_code=503)
+        self._saw(request, diagnosis.SCRIPT_FETCHED, mac, file=f"boot/{mac}.ipxe", via="http",
+                  token=token is not None)
         return PlainTextResponse(ipxe_script(self._base(request), self.kernel_params, token),
                                  headers={"Cache-Control": "no-store"})
 
@@ -188,13 +222,15 @@ class BootFiles:
         if path is None:
             return PlainTextResponse(f"No loader named {name!r} is served ([pxe] "
                                      "loader_file_paths)\n", status_code=404)
+        if request.method == "GET":
+            self._saw(request, diagnosis.LOADER_FETCHED, file=name, via="http")
         return FileResponse(path, media_type="application/efi")
 
     async def kernel(self, request: Request) -> Response:
-        return self._file(KERNEL, "kernel")
+        return self._file(request, KERNEL, "kernel", diagnosis.KERNEL_FETCHED)
 
     async def initramfs(self, request: Request) -> Response:
-        return self._file(INITRAMFS, "initramfs")
+        return self._file(request, INITRAMFS, "initramfs", diagnosis.RAMDISK_FETCHED)
 
     def _missing(self, name: str, what: str) -> str | None:
         path = self.ramdisk_dir / name
@@ -205,11 +241,17 @@ class BootFiles:
         LOG.error("A node asked for %s: %s", name, message)
         return message
 
-    def _file(self, name: str, what: str) -> Response:
+    def _file(self, request: Request, name: str, what: str, phase: str) -> Response:
         message = self._missing(name, what)
         if message is not None:
             return PlainTextResponse(message + "\n", status_code=404)
-        return FileResponse(self.ramdisk_dir / name, media_type="application/octet-stream")
+        path = self.ramdisk_dir / name
+        try:
+            size: int | None = path.stat().st_size
+        except OSError:
+            size = None
+        self._saw(request, phase, file=f"pxe/{name}", via="http", bytes=size)
+        return FileResponse(path, media_type="application/octet-stream")
 
     # --- TFTP -----------------------------------------------------------------------------
 

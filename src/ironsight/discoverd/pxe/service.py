@@ -30,7 +30,8 @@ from ironsight.common.ratelimit import RateLimiter
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.pxe import dnsmasq
-from ironsight.discoverd.pxe.bootfiles import INITRAMFS, KERNEL, BootFiles
+from ironsight.discoverd.pxe.bootfiles import INITRAMFS, KERNEL, BootFiles, tftp_phase
+from ironsight.discoverd.pxe.bootlog import BootLog
 from ironsight.discoverd.pxe.commands import run_command
 from ironsight.discoverd.pxe.dhcplog import DhcpWatch
 from ironsight.discoverd.pxe.filter import (
@@ -93,14 +94,17 @@ class PxeService:
         self.driver = load_driver(conf, FilterPlace(self.directory, tuple(self.prefix)))
         self.filter = PxeFilter(self.driver, active_macs=active_macs, known_macs=known_macs)
         self.setup = BootSetup({}, dnsmasq.BootPrograms())  # resolved at start
+        # the boot's phases on the nodes' timelines (bootlog.py)
+        self.bootlog = (BootLog(cache, self.leases_file, neighbour=self._neighbour)
+                        if cache is not None else None)
         self.boot = BootFiles(
             conf.ramdisk_dir, conf.pxe.kernel_params, lambda: self.http_url,
             http_url_ipv6=lambda: self.http_url_ipv6, loaders=lambda: self.setup.files,
             tokens=BootTokens(cache, self.leases_file, neighbour=self._neighbour)
             if cache is not None else None,
-            limiter=limiter)
+            limiter=limiter, seen=self.bootlog.fetched if self.bootlog is not None else None)
         self.dnsmasq: Supervisor | None = None
-        self.tftp = TftpServer(self.boot.tftp_file, on_done=_transferred,
+        self.tftp = TftpServer(self.boot.tftp_file, on_done=self._transferred,
                                socket_factory=partial(netns.socket_in, namespace))
         self.tftp_port = tftp_port
         self.tftp_addresses: list[str] = []
@@ -297,11 +301,25 @@ class PxeService:
         lease = dnsmasq.parse_lease(line)
         if lease is not None:
             LOG.info("PXE: %s got the address %s", *lease)
+        if self.bootlog is not None:
+            self.bootlog.dhcp_line(line)
         unserved = self.watch.feed(line)
         if unserved is not None:
             LOG.warning("%s", unserved)
         DNSMASQ_LOG.log(dnsmasq.log_level(line) if lease is None else logging.DEBUG,
                         "%s", line)
+
+    def _transferred(self, done: Transfer) -> None:
+        """Each TFTP transfer, for the operator reading how far a node's boot got (the log),
+        and the node's timeline when it is complete."""
+        if done.error is not None:
+            LOG.debug("PXE: TFTP of %s to %s ended: %s", done.filename, done.host, done.error)
+            return
+        LOG.info("PXE: %s fetched %s over TFTP (%d bytes in %.2f s)", done.host,
+                 done.filename, done.sent, done.seconds)
+        if self.bootlog is not None:
+            self.bootlog.fetched(tftp_phase(done.filename), done.host, file=done.filename,
+                                 via="tftp", bytes=done.sent, seconds=round(done.seconds, 3))
 
     # --- checks at start ------------------------------------------------------------------
 
@@ -388,11 +406,3 @@ def _check_url(option: str, value: str) -> None:
 def _host(url: str) -> str:
     return urllib.parse.urlsplit(url).hostname or ""
 
-
-def _transferred(done: Transfer) -> None:
-    """Each TFTP transfer, for the operator reading how far a node's boot got."""
-    if done.error is None:
-        LOG.info("PXE: %s fetched %s over TFTP (%d bytes in %.2f s)", done.host,
-                 done.filename, done.sent, done.seconds)
-    else:
-        LOG.debug("PXE: TFTP of %s to %s ended: %s", done.filename, done.host, done.error)

@@ -84,7 +84,7 @@ class ScriptedInspect(InspectInterface):
             raise self.poll_error
         return dict(self.outcomes)
 
-    async def abort(self, node: NodeContext) -> bool:
+    async def abort(self, node: NodeContext, *, reason: str | None = None) -> bool:
         self.aborted.append(node.uuid)
         return self.reachable
 

@@ -19,6 +19,7 @@ import pytest
 from ironsight.baremetal import states
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.drivers.discoverd_inspect import (
+    STEPS_DELAY,
     DiscoverdDisabled,
     DiscoverdInspect,
     load_client,
@@ -48,6 +49,9 @@ class FakeClient:
         self.statuses: dict[str, dict[str, Any]] = {}
         self.fail_with: Exception | None = None
         self.manage_boot: dict[str, bool | None] = {}
+        self.abort_reasons: list[str | None] = []
+        self.phases: list[tuple[str, str]] = []  # the steps told, apart from `calls`
+        self.attempts: dict[str, list[dict[str, Any]]] = {}
 
     async def introspect(self, uuid: str, manage_boot: bool | None = None) -> None:
         self.calls.append(("introspect", uuid))
@@ -61,10 +65,21 @@ class FakeClient:
             raise self.fail_with
         return {u: self.statuses[u] for u in uuids if u in self.statuses}
 
-    async def abort(self, uuid: str) -> None:
+    async def abort(self, uuid: str, reason: str | None = None) -> None:
         self.calls.append(("abort", uuid))
+        self.abort_reasons.append(reason)
         if self.fail_with:
             raise self.fail_with
+
+    async def add_phases(self, steps: dict[str, list[dict[str, Any]]]) -> list[str]:
+        self.phases.extend((uuid, step["phase"]) for uuid, found in steps.items()
+                           for step in found)
+        return list(steps)
+
+    async def get_attempts(self, uuid: str) -> list[dict[str, Any]]:
+        if uuid not in self.attempts:
+            raise real_client.ClientError(f"Introspection for node {uuid} not found", 404)
+        return self.attempts[uuid]
 
     async def aclose(self) -> None:
         pass
@@ -271,6 +286,27 @@ async def test_with_managed_boot_the_node_is_set_to_pxe_and_rebooted_after_the_s
     assert ("Provision state changed from inspecting to inspect wait (wait): boot device set "
             "to pxe and rebooted into the inspection ramdisk: power on") in [
         e["event"] for e in await history(svc, uuid)]
+
+
+async def test_with_managed_boot_the_reboot_is_told_to_discoverds_timeline(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    assert client.phases == []  # gathered, then sent with the other nodes' at once
+    await asyncio.sleep(STEPS_DELAY * 2)
+    assert client.phases == [(uuid, "power_on_requested"), (uuid, "powered_on")]
+
+
+async def test_a_step_that_cannot_be_told_does_not_fail_the_inspection(
+        svc: BaremetalService, client: FakeClient) -> None:
+    async def broken(steps: Any) -> None:
+        raise RuntimeError("discoverd answered nonsense")
+
+    client.add_phases = broken  # type: ignore[method-assign]
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    await asyncio.sleep(STEPS_DELAY * 2)
+    assert (await node(svc, uuid))["provision_state"] == states.INSPECTWAIT
 
 
 async def test_with_managed_boot_a_failed_start_does_not_boot_the_node(
@@ -619,6 +655,50 @@ async def test_conductor_timeout_aborts_in_discoverd(svc: BaremetalService,
     assert (row["provision_state"], row["power_state"], row["reservation"]) == (
         states.INSPECTFAIL, states.POWER_OFF, None)
     assert "Timeout reached while inspecting" in row["last_error"]
+    assert client.abort_reasons == ["timeout"]
+
+
+async def test_a_boot_that_failed_aborts_naming_the_failed_step(
+        svc: BaremetalService, client: FakeClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def broken(node: Any, target: str, timeout: float) -> None:
+        raise IronsightError("BMC did not answer")
+
+    monkeypatch.setattr(fake_power(svc), "set_power_state", broken)
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    assert client.abort_reasons == ["boot_failed"]
+    assert client.phases == [(uuid, "power_on_requested")]
+
+
+async def test_a_timeouts_last_error_names_the_step_discoverd_saw_it_stall_at(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    await inspect(svc, uuid)
+    client.attempts[uuid] = [{"attempt": 1, "result": "running", "failure_code": None,
+                              "diagnosis": {"code": "BOOT_NO_LOADER", "phrase": (
+                                  "a DHCP lease was given at 10:02:13 but the boot loader "
+                                  "was never fetched")}, "phases": []}]
+    async with svc.db.begin() as conn:
+        await dbapi.update_node(conn, (await node(svc, uuid))["id"], {
+            "provision_updated_at": dbapi.utcnow() - dt.timedelta(days=1)})
+    assert await svc.periodic.check_timeouts() == 1
+    await svc.conductor.workers.drain(timeout=5)
+    assert (await node(svc, uuid))["last_error"] == (
+        "Timeout reached while inspecting the node. Please check the node's history and "
+        "logs. BOOT_NO_LOADER: a DHCP lease was given at 10:02:13 but the boot loader was "
+        "never fetched.")
+
+
+async def test_the_nodes_inspection_attempts_are_read_from_discoverd(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc)
+    client.attempts[uuid] = [{"attempt": 1, "result": "success", "phases": []}]
+    assert await svc.conductor.inspection_attempts(uuid) == client.attempts[uuid]
+
+
+async def test_a_node_discoverd_never_introspected_has_no_attempts(
+        svc: BaremetalService, client: FakeClient) -> None:
+    assert await svc.conductor.inspection_attempts(await managed_node(svc)) == []
 
 
 async def test_periodic_task_is_registered_once_for_all_hardware_types(

@@ -1,0 +1,41 @@
+"""`ironsight inspection ...`: what the fleet's inspections say as a whole, from discoverd
+(a node's own timeline is `ironsight node timeline NODE`)."""
+
+from __future__ import annotations
+
+import click
+
+from ironsight.cli.introspection import DiscoverdGroup, discoverd_api, discoverd_options
+from ironsight.cli.output import emit, list_table
+from ironsight.discoverd.diagnosis import REASONS
+
+REJECTED_COLUMNS = [("At", "at"), ("Kind", "kind"), ("Reason", "reason"), ("Node", "uuid"),
+                    ("MACs", "macs"), ("BMC", "bmc_address"), ("From", "source_address"),
+                    ("Message", "message")]
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(inspection)
+
+
+@click.group(cls=DiscoverdGroup)
+@discoverd_options(group=True)
+def inspection() -> None:
+    """The fleet's inspections: refused callbacks."""
+
+
+@inspection.command("rejected")
+@click.option("--limit", type=click.IntRange(1, 1000), default=100, show_default=True,
+              help="How many, newest first.")
+@click.option("--reason", type=click.Choice(REASONS), help="Only refusals for this reason.")
+@click.option("--mac", metavar="MAC", help="Only callbacks that named this MAC.")
+@discoverd_options()
+@click.pass_context
+def inspection_rejected(ctx: click.Context, limit: int, reason: str | None,
+                        mac: str | None) -> None:
+    """Ramdisk reports and hellos refused before they changed anything: no introspection
+    (or several) matched their MACs, the introspection took none, or the callback token was
+    wrong or missing."""
+    found = discoverd_api(ctx).get_rejected(limit=limit, reason=reason, mac=mac)
+    rows = [{**r, "macs": ", ".join(r.get("macs") or [])} for r in found]
+    emit(ctx, found, lambda: list_table(rows, REJECTED_COLUMNS))
