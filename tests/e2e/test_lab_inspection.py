@@ -95,6 +95,10 @@ NO_REDFISH = hypervisor.unavailable() or redfish_bmc.unavailable()
 FIRMWARE = {UEFI: firmware.UEFI, SECURE: firmware.UEFI_SECUREBOOT,
             IPV6_ONLY: firmware.UEFI_SECUREBOOT, HTTP_BOOT: firmware.UEFI_HTTPBOOT}
 MAX_BODY = 8192
+FAULT_MIN = 45.0  # the lab's [deadlines] min_seconds
+# A fault's verdict comes within twice its step's p95 plus this: the deadline's floor, the
+# deadline check's interval (5 s) and the conductor's and discoverd's own latencies
+FAULT_MARGIN = FAULT_MIN + 15.0
 BAREMETAL = shutil.which("baremetal") or str(Path(sys.executable).parent / "baremetal")
 NIC = "eth0"  # the ramdisk's only NIC, as test_ramdisk_boot.py shows (no udev renaming)
 LLDP_PORT = f"{{plugin_data[parsed_lldp][{NIC}][switch_port_id]}}"
@@ -151,7 +155,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         network=LabNetwork(namespace=f"islab-{secrets.token_hex(3)}"),
         ramdisk_dir=_ramdisk_dir(), api_port=0, discoverd_port=0, bmc_same_ports=False,
         extra_conf={"introspection": {"max_callback_size": str(MAX_BODY),
-                                      "max_logs_size": "0"}})
+                                      "max_logs_size": "0"},
+                    # deadlines from 3 successful attempts on (the product's default: 5), and
+                    # no shorter than 45 s: the UEFI VMs fetch their kernels over TFTP, slower
+                    # than the BIOS VMs' HTTP they are first learned from
+                    "deadlines": {"min_samples": "3", "min_seconds": str(FAULT_MIN)}})
     with running(options, log=print) as the_lab:
         yield the_lab
 
@@ -715,3 +723,88 @@ def test_uefi_machines_are_inspected_through_their_firmwares_own_network_boot(
         serial = lab.files(HTTP_BOOT).serial_log.read_text(errors="replace")
         assert ">>Start HTTP Boot over IPv4" in serial, serial[-3000:]
         assert "/boot/efi/snponly.efi" in serial and "iPXE" in serial, serial[-3000:]
+
+
+# --- faults: each ends its attempt at the stalled step's deadline, with its code -------------
+
+# (VM, fault, the attempt's code, the step it never reached), in two rounds on the BIOS VMs
+# (their boot files go over HTTP, where the boot-file faults apply)
+FAULT_ROUNDS = (
+    (("lab-1", "no-dhcp", "BOOT_NO_DHCP", "dhcp_request"),
+     ("lab-2", "no-kernel", "BOOT_NO_KERNEL", "kernel_fetched"),
+     ("lab-3", "no-ramdisk", "BOOT_NO_RAMDISK", "ramdisk_fetched")),
+    (("lab-1", "no-agent", "RAMDISK_NO_HELLO", "hello"),
+     ("lab-2", "wrong-callback", "RAMDISK_NO_HELLO", "hello")),
+)
+
+
+def _deadlines(lab: Lab) -> dict[str, dict[str, Any]]:
+    """The fleet's learned deadlines, by step."""
+    with ApiClient(lab.discoverd_url) as discoverd:
+        found = discoverd.get("/v1/deadlines")["deadlines"]
+    return {d["step"]: d for d in found if d["model"] == "*"}
+
+
+def _waited_since(attempt: dict[str, Any]) -> dt.datetime:
+    """When the stalled step began: the latest step before the end (the power on's
+    confirmation aside, as the deadlines measure it)."""
+    first: dict[str, dt.datetime] = {}
+    for p in attempt["phases"]:  # each step's first occurrence, as the deadlines take them
+        first.setdefault(p["phase"], dt.datetime.fromisoformat(p["at"]))
+    return max(at for phase, at in first.items()
+               if phase not in ("powered_on", "finished", "powered_off"))
+
+
+def test_each_fault_ends_its_attempt_with_its_code_at_the_steps_deadline(
+        lab: Lab, client: ApiClient) -> None:
+    from ironsight.lab import faults
+
+    names = NORMAL
+    with diagnosed(lab, names):
+        learned = _deadlines(lab)
+        if not {"dhcp_request", "kernel_fetched", "ramdisk_fetched", "hello"} <= set(learned):
+            for name in names:  # run alone: the history the deadlines are learned from
+                provision(client, name, "inspect")
+            wait_states(client, names, {"manageable"}, INSPECT_TIMEOUT,
+                        failed={"inspect failed", "enroll"}, settled=_powered_off)
+            learned = _deadlines(lab)
+        try:
+            for round_ in FAULT_ROUNDS:
+                for name, kind, _, _ in round_:
+                    faults.inject(lab, name, kind)
+                began = time.monotonic()
+                for name, *_ in round_:
+                    provision(client, name, "inspect")
+                failed = wait_states(client, [r[0] for r in round_], {"inspect failed"},
+                                     INSPECT_TIMEOUT, failed={"manageable"},
+                                     settled=_powered_off)
+                print(f"round {', '.join(r[1] for r in round_)}: failed in "
+                      f"{time.monotonic() - began:.1f} s")
+                for name, kind, code, step in round_:
+                    attempt = _latest_attempt(client, name)
+                    assert (attempt["result"], attempt["failure_code"]) == ("failed", code), (
+                        name, kind, attempt)
+                    end = next(p for p in attempt["phases"] if p["phase"] == "finished")
+                    took = (dt.datetime.fromisoformat(end["at"])
+                            - _waited_since(attempt)).total_seconds()
+                    p95 = learned[step]["p95"]
+                    print(f"{name} {kind}: {code} {took:.1f} s after the step before "
+                          f"{step} (p95 {p95:.1f} s, deadline {learned[step]['seconds']:.0f}"
+                          f" s)")
+                    assert took <= 2 * p95 + FAULT_MARGIN, (name, kind, took, p95)
+                    error = failed[name]["last_error"] or ""
+                    assert f"{code}: " in error and "deadline" in error, (name, error)
+                for name, *_ in round_:
+                    faults.inject(lab, name, faults.CLEAR)
+        finally:
+            for name in names:
+                faults.inject(lab, name, faults.CLEAR)
+        assert not Lab(lab.state_dir).state.get("faults")
+
+        # cleared: the same nodes inspect fine, every step in order
+        for name in names:
+            provision(client, name, "inspect")
+        wait_states(client, names, {"manageable"}, INSPECT_TIMEOUT,
+                    failed={"inspect failed", "enroll"}, settled=_powered_off)
+        for name in names:
+            _assert_steps_in_order(_latest_attempt(client, name), PXE_STEPS)

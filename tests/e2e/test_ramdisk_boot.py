@@ -81,10 +81,13 @@ class _Server6(ThreadingHTTPServer):
 
 @dataclass
 class Callback:
-    """Receives reports; answers the first `reject_first` of them with HTTP 400."""
+    """Receives reports (`/v1/continue`); answers the first `reject_first` of them with HTTP
+    400. The agent's hello and progress beats (`/v1/hello`, `/v1/beat`) are kept apart."""
 
     reject_first: int = 0
     reports: queue.Queue[tuple[float, dict[str, Any]]] = field(default_factory=queue.Queue)
+    hellos: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    beats: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
@@ -96,6 +99,14 @@ class Callback:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 received = time.monotonic()
+                if self.path.endswith("/v1/hello"):
+                    callback.hellos.append((received, json.loads(body)))
+                    self._answer(202, {"uuid": "e2e"})
+                    return
+                if self.path.endswith("/v1/beat"):
+                    callback.beats.append(json.loads(body))
+                    self._answer(202, {"uuid": "e2e"})
+                    return
                 if callback.reject_first > 0:
                     callback.reject_first -= 1
                     self._answer(400, {"error": {"message": "rejected by the test"}})
@@ -231,6 +242,9 @@ def test_the_ramdisk_reports_the_vm_and_powers_off(boot: Boot, callback: Callbac
                                  "secure_boot": False}
     assert report["boot_interface"] == BOOTIF
     assert report["configuration"]["managers"][0]["name"] == "ironsight_agent"
+    # the agent said hello before it collected anything, naming its NIC
+    ((said_at, hello),) = callback.hellos
+    assert said_at < received and hello["macs"] == [MAC], hello
     log = boot.log()
     assert "ironsight[" in log  # /init's log lines reach the serial console
     assert "boot: bios" in log

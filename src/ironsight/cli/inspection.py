@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import click
+from rich.table import Table
 
 from ironsight.cli.introspection import DiscoverdGroup, discoverd_api, discoverd_options
 from ironsight.cli.output import emit, list_table
@@ -21,7 +22,7 @@ def register(cli: click.Group) -> None:
 @click.group(cls=DiscoverdGroup)
 @discoverd_options(group=True)
 def inspection() -> None:
-    """The fleet's inspections: refused callbacks."""
+    """The fleet's inspections: refused callbacks, step deadlines."""
 
 
 @inspection.command("rejected")
@@ -39,3 +40,29 @@ def inspection_rejected(ctx: click.Context, limit: int, reason: str | None,
     found = discoverd_api(ctx).get_rejected(limit=limit, reason=reason, mac=mac)
     rows = [{**r, "macs": ", ".join(r.get("macs") or [])} for r in found]
     emit(ctx, found, lambda: list_table(rows, REJECTED_COLUMNS))
+
+
+DEADLINE_COLUMNS = [("Step", "step"), ("Model", "model"), ("Deadline (s)", "seconds"),
+                    ("p95 (s)", "p95"), ("Samples", "samples")]
+
+
+@inspection.command("deadlines")
+@discoverd_options()
+@click.pass_context
+def inspection_deadlines(ctx: click.Context) -> None:
+    """The step deadlines discoverd holds waiting attempts to, learned from this fleet's
+    recent successful attempts (model "*": all models')."""
+    found = discoverd_api(ctx).get_deadlines()
+
+    def table() -> Table:
+        shown = list_table(found.get("deadlines") or [], DEADLINE_COLUMNS)
+        shown.caption = (
+            f"{'enabled' if found.get('enabled') else 'disabled'}: {found.get('factor')} x "
+            f"p95, within {found.get('min_seconds')}-{found.get('max_seconds')} s, learned "
+            f"from the last {found.get('samples')} successful attempts (at least "
+            f"{found.get('min_samples')} per step)"
+            + ("" if found.get("deadlines") else
+               "; none learned yet: too few successful attempts with timelines"))
+        return shown
+
+    emit(ctx, found, table)

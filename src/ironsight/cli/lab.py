@@ -133,7 +133,8 @@ def _summary(info: dict[str, Any]) -> str:
     table = Table("VM", "MAC", "driver", "BMC", "firmware", "vCPU", "MiB", "disk GiB",
                   "QEMU / domain", "provision", "power", "found")
     for vm in info["vms"]:
-        found = " ".join(f"{k}={v}" for k, v in vm["found"].items())
+        found = " ".join(f"{k}={v}" for k, v in vm["found"].items()) + (
+            f" FAULT {vm['fault']}" if vm.get("fault") else "")
         table.add_row(vm["name"], vm["mac"], vm["driver"] or "-",
                       _BMC.get(vm["driver"], f"udp/{vm['bmc_port']}"),
                       vm["firmware"] + (" IPv6-only" if vm["ipv6_only"] else ""),
@@ -151,6 +152,32 @@ def _summary(info: dict[str, Any]) -> str:
                       + (f" (unreachable: {info['api_error']})" if info["api_error"] else ""))
         console.print(table)
     return capture.get().rstrip()
+
+
+@lab_group.command("fault")
+@click.argument("vm")
+@click.argument("kind", type=click.Choice(["no-dhcp", "no-kernel", "no-ramdisk", "no-agent",
+                                           "wrong-callback", "clear"]))
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=_STATE_DIR_HELP)
+def fault_command(vm: str, kind: str, state_dir: Path | None) -> None:
+    """Break VM's boots in a named way until `clear`, in the lab's network: no-dhcp (its
+    DHCP requests dropped), no-kernel / no-ramdisk (its HTTP request for the kernel or the
+    initramfs dropped), no-agent (its ramdisk's calls to discoverd dropped), wrong-callback
+    (the same calls refused with a TCP reset). docs/lab.md has the details."""
+    from ironsight.lab.faults import inject
+    from ironsight.lab.network import NetworkError
+    from ironsight.lab.state import Lab, LabError
+
+    lab = Lab(_state_dir(state_dir))
+    if not lab.exists:
+        raise click.ClickException(f"no lab in {lab.state_dir}")
+    try:
+        faults = inject(lab, vm, kind)
+    except (LabError, NetworkError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(", ".join(f"{name}: {what}" for name, what in sorted(faults.items()))
+               or "no fault")
 
 
 @lab_group.command("down")

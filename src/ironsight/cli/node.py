@@ -35,7 +35,7 @@ from ironsight.cli.output import (
     object_table,
     print_table,
 )
-from ironsight.client.http import ApiClient, node_path
+from ironsight.client.http import ApiClient, ApiError, node_path
 from ironsight.client.wait import NodeWatch, wait_for_nodes
 
 # provision verb -> the state a successful action settles in
@@ -323,14 +323,52 @@ def node_boot_device_set(ctx: click.Context, node_ident: str, device: str,
 
 @node.command("history")
 @click.argument("node_ident", metavar="NODE")
+@click.option("--steps/--no-steps", default=True, show_default=True,
+              help="Interleave the steps of the node's inspection attempts (`node timeline`), "
+                   "as events of type inspection_step.")
 @client_options()
 @click.pass_context
-def node_history(ctx: click.Context, node_ident: str) -> None:
-    """Show the events recorded for a node (state changes, power actions, errors)."""
-    events = baremetal_api(ctx).get(node_path(node_ident, "history")).get("history", [])
+def node_history(ctx: click.Context, node_ident: str, steps: bool) -> None:
+    """Show the events recorded for a node (state changes, power actions, errors), and the
+    steps of its inspections, in time order."""
+    api = baremetal_api(ctx)
+    events = api.get(node_path(node_ident, "history")).get("history", [])
+    if steps:
+        try:
+            attempts = api.get(node_path(node_ident, "inspection", "attempts")).get(
+                "attempts", [])
+        except ApiError:  # an older service, or no inspection service: the events alone
+            attempts = []
+        events = _with_steps(events, attempts)
     columns = [("UUID", "uuid"), ("Created At", "created_at"), ("Severity", "severity"),
                ("Event", "event")]
     emit(ctx, events, lambda: list_table(events, columns))
+
+
+def _with_steps(events: Sequence[JsonObject], attempts: Sequence[JsonObject]
+                ) -> list[JsonObject]:
+    """The history's events and the attempts' steps, by time (a step has no UUID)."""
+    found = [dict(e) for e in events]
+    for attempt in attempts:
+        for phase in attempt.get("phases") or []:
+            details = ", ".join(f"{k}={v}" for k, v in phase.items()
+                                if k not in TIMELINE_SKIP and v is not None)
+            failed = phase.get("phase") == "finished" and attempt.get("failure_code")
+            found.append({
+                "uuid": None, "created_at": phase.get("at"),
+                "severity": "ERROR" if failed else "INFO", "event_type": "inspection_step",
+                "event": f"Inspection attempt {attempt.get('attempt')}: {phase.get('phase')} "
+                         f"({phase.get('source')}{': ' + details if details else ''})"})
+    return sorted(found, key=lambda e: _utc(e.get("created_at")))
+
+
+def _utc(value: Any) -> dt.datetime:
+    """A timestamp as naive UTC, for ordering (the history's carry an offset, the steps'
+    none); the oldest time when there is none."""
+    found = _parse_time(value)
+    if found is None:
+        return dt.datetime.min
+    return found if found.tzinfo is None else found.astimezone(dt.UTC).replace(tzinfo=None)
 
 
 TIMELINE_SKIP = ("phase", "at", "source")

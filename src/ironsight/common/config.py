@@ -25,6 +25,15 @@ from ironsight.common.exceptions import ConfigError
 Choices = tuple[str, ...] | Callable[[], tuple[str, ...]]
 
 
+# diagnosis.CODES (discoverd's; here for the options that name them, checked by a test)
+FAILURE_CODES = ("BOOT_NO_DHCP", "BOOT_NO_LOADER", "BOOT_NO_SCRIPT", "BOOT_NO_KERNEL",
+                 "BOOT_NO_RAMDISK", "RAMDISK_NO_HELLO", "RAMDISK_NO_REPORT", "RAMDISK_ERROR",
+                 "LOOKUP_FAILED", "PROCESSING_FAILED", "RULE_FAILED", "POWER_FAILED", "ABORTED",
+                 "TIMEOUT")
+DEADLINE_STEPS = ("dhcp_request", "dhcp_lease", "loader_fetched", "script_fetched",
+                  "kernel_fetched", "ramdisk_fetched", "hello", "report_received")
+
+
 def opt(default: Any, help: str, *, choices: Choices | None = None,
         minimum: float | None = None, secret: bool = False) -> Any:
     """A config option: its default and its documentation, in one place. `choices` may be
@@ -164,6 +173,11 @@ class ConductorSection:
     inspect_wait_timeout: float = opt(
         1800.0, "Seconds a node may stay in 'inspecting' or 'inspect wait' before "
         "inspection fails; 0: never.", minimum=0)
+    inspection_retry_codes: list[str] = opt(
+        [], "Failure codes an operator takes for transient (docs/troubleshooting.md, e.g. "
+        "BOOT_NO_DHCP on a network whose DHCP relays drop the first request): an inspection "
+        "whose first attempt ends with one of them is started again once, automatically, "
+        "before it fails. Empty (the default): never.", choices=FAILURE_CODES)
     power_state_change_timeout: float = opt(
         60.0, "Seconds to wait for a power state change to be reported by the BMC.", minimum=1)
     conductor_group: str = opt(
@@ -323,6 +337,43 @@ class IntrospectionSection:
         ["127.0.0.0/8", "::1"], "Source addresses or networks (CIDR) the ramdisk rate limit "
         "does not apply to. Loopback by default: only this host can use it (empty it when a "
         "reverse proxy on this host forwards the provisioning network's requests).")
+
+
+@dataclass(frozen=True)
+class DeadlinesSection:
+    """discoverd's phase deadlines (docs/inspection.md): each boot step of an attempt may take
+    as long as this fleet's recent successful attempts needed for it, times `factor`."""
+
+    enabled: bool = opt(
+        True, "End an attempt whose boot step misses its learned deadline, with the step's "
+        "failure code (a step with fewer than min_samples samples has none; [introspection] "
+        "timeout and the bare-metal service's inspect wait timeout stay the last resort).")
+    steps: list[str] = opt(
+        list(DEADLINE_STEPS),
+        "The steps that get deadlines (docs/inspection.md's phase names). Drop hello for "
+        "ramdisks that do not say it (ironic-python-agent): their report would be held to "
+        "the hello's deadline.", choices=DEADLINE_STEPS)
+    factor: float = opt(3.0, "A step's deadline: its p95 times this.", minimum=1.0)
+    min_seconds: float = opt(30.0, "No deadline shorter than this.", minimum=0.1)
+    max_seconds: float = opt(600.0, "No deadline longer than this.", minimum=0.1)
+    samples: int = opt(
+        100, "How many of the newest successful attempts (with their timelines kept: "
+        "[introspection] timeline_history per node) the deadlines are learned from.",
+        minimum=1)
+    min_samples: int = opt(
+        5, "Samples a step needs for a deadline: fleet-wide, and per hardware model (the "
+        "report's system vendor and product), whose own deadline is used where it has them.",
+        minimum=1)
+    check_interval: float = opt(
+        5.0, "Seconds between checks of the waiting attempts against their deadlines.",
+        minimum=0.1)
+    learn_interval: float = opt(60.0, "Seconds between relearnings of the deadlines.",
+                                minimum=0.1)
+
+    def __post_init__(self) -> None:
+        if self.min_seconds > self.max_seconds:
+            raise ConfigError(f"[deadlines] min_seconds ({self.min_seconds:g}) is above "
+                              f"max_seconds ({self.max_seconds:g})")
 
 
 @dataclass(frozen=True)
@@ -580,6 +631,7 @@ class Config:
     discoverd: DiscoverdSection = field(default_factory=DiscoverdSection)
     introspection: IntrospectionSection = field(default_factory=IntrospectionSection)
     processing: ProcessingSection = field(default_factory=ProcessingSection)
+    deadlines: DeadlinesSection = field(default_factory=DeadlinesSection)
     inspection_rules: InspectionRulesSection = field(default_factory=InspectionRulesSection)
     pxe: PxeSection = field(default_factory=PxeSection)
     pxe_filter: PxeFilterSection = field(default_factory=PxeFilterSection)
@@ -656,8 +708,9 @@ def _convert(raw: str, annotation: Any, where: str, meta: dict[str, Any]) -> Any
     if meta.get("minimum") is not None and value < meta["minimum"]:
         raise ConfigError(f"{where}: {value} is below the minimum {meta['minimum']}")
     allowed = choices_of(meta)
-    if allowed and value not in allowed:
-        raise ConfigError(f"{where}: {value!r} is not one of {', '.join(allowed)}")
+    for item in value if isinstance(value, list) else [value]:
+        if allowed and item not in allowed:
+            raise ConfigError(f"{where}: {item!r} is not one of {', '.join(allowed)}")
     return value
 
 

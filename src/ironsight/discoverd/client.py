@@ -412,6 +412,10 @@ class Client:
                   if v is not None}
         return list((self._run(_get_query("rejected", params)) or {}).get("rejected", []))
 
+    def get_deadlines(self) -> dict[str, Any]:
+        """The learned step deadlines and their settings (an ironsight extension)."""
+        return dict(self._run(_get("deadlines")) or {})
+
     def abort(self, uuid: str) -> None:
         self._run(_post(_node_path(uuid, "abort")))
 

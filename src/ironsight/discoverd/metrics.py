@@ -1,7 +1,8 @@
 """discoverd's metrics (`GET /metrics` on its API): its API's latency (the toolkit times
 every request; `/v1/continue` is the callback), introspections by state and their durations,
 inspection attempts by result and failure code with each step's duration (timeline.py),
-refused callbacks by reason (rejections.py), the live replicas, and for the replica serving a
+refused callbacks by reason (rejections.py), the learned step deadlines (deadlines.py),
+the live replicas, and for the replica serving a
 provisioning network, its PXE side: the filter's size and dnsmasq's restarts. Counters count
 what ended in this replica: sum them over the replicas."""
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 from ironsight.common.api.metrics import Metrics, set_by_label
 from ironsight.common.clock import utcnow
 from ironsight.discoverd import states
+from ironsight.discoverd.deadlines import Deadlines
 from ironsight.discoverd.diagnosis import REASONS
 from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
@@ -18,7 +20,8 @@ from ironsight.discoverd.rejections import Rejections
 
 
 def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None,
-                      rejected: Rejections | None = None) -> Metrics:
+                      rejected: Rejections | None = None,
+                      deadlines: Deadlines | None = None) -> Metrics:
     metrics = Metrics("discoverd")
     metrics.counter("ironsight_db_statements", "SQL statements run.",
                     lambda: cache.db.stats.statements)
@@ -49,6 +52,9 @@ def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None
         metrics.counters("ironsight_callbacks_refused", "Ramdisk reports and hellos refused "
                          "before they changed anything, by reason.", ("reason",),
                          lambda: {(r,): rejected.counts.get(r, 0) for r in REASONS})
+    limits = metrics.gauge("ironsight_inspection_step_deadline_seconds",
+                           "The learned deadline of each step (docs/inspection.md), per "
+                           "hardware model (\"*\": the fleet's).", ["step", "model"])
     live = metrics.gauge("ironsight_discoverd_replicas_live", "discoverd replicas alive.")
     cache.on_end = lambda state, seconds: durations.labels(state).observe(seconds)
     if pxe is not None:
@@ -68,6 +74,10 @@ def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None
         last = await cache.timeline.quietest()
         quiet.set(max((utcnow() - last).total_seconds(), 0.0) if last is not None else 0)
         live.set(len(await members.live()))
+        if deadlines is not None:
+            limits.clear()
+            for found in deadlines.learned.values():
+                limits.labels(found.step, found.model).set(found.seconds)
         if pxe is not None:
             owner.labels(pxe.network).set(int(pxe.serving))
             entries.set(len(pxe.driver.entries))

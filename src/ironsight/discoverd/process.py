@@ -30,6 +30,7 @@ from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightE
 from ironsight.common.files import create_private, private_dir
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import callback_token, diagnosis, formats, states
+from ironsight.discoverd.deadlines import model_of
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
@@ -83,6 +84,7 @@ class Processor:
         self.ironic = ironic
         self.hooks = hooks
         self.introspector = introspector
+        self.lifecycle = introspector.lifecycle
         self.workers = workers
 
     async def process(self, raw: Any, token: str | None = None,
@@ -116,11 +118,12 @@ class Processor:
                 raise await self._not_accepting(uuid, caller)
             raise Invalid(message)
         stored = raw if self.conf.processing.store_data else None
+        received = {"macs": macs, "model": model_of(inventory)}
         if not await self.cache.accept_report(uuid, stored, self.cache.owner,
-                                              (diagnosis.REPORT_RECEIVED, {"macs": macs}, None)):
+                                              (diagnosis.REPORT_RECEIVED, received, None)):
             raise await self._not_accepting(uuid, caller)
         self._store_logs(uuid, logs, failed=False)
-        self.introspector.spawn(uuid, lambda: self._complete(uuid, ctx), "processing")
+        self.lifecycle.spawn(uuid, lambda: self._complete(uuid, ctx), "processing")
         return {"uuid": uuid}
 
     async def hello(self, data: dict[str, Any], token: str | None,
@@ -270,12 +273,7 @@ class Processor:
         failures = self._run(ctx, "before_update")
         if failures:
             raise Invalid("; ".join(failures))
-        processed = ctx.processed_data()
-        outcome = None
-        if rules:
-            outcome, processed = await self._apply_rules(uuid, ctx, rules, processed)
-        else:
-            await self._apply(uuid, ctx.changes)
+        outcome, processed = await self._write(uuid, ctx, rules, ctx.processed_data())
         processed["changes"] = {"properties": ctx.changes.properties,
                                 "created_ports": sorted(ctx.changes.create_ports),
                                 "deleted_ports": ctx.changes.delete_ports,
@@ -299,32 +297,37 @@ class Processor:
         previous = await self.cache.get_run_data(uuid, runs[1].run, processed=False)
         return dict(previous) if isinstance(previous, dict) else None
 
-    async def _apply_rules(self, uuid: str, ctx: ProcessingContext, rules: list[Rule],
-                           processed: dict[str, Any]) -> tuple[Outcome, dict[str, Any]]:
-        """Run the rules on the node as the hooks leave it, then write the hooks' and the
-        rules' changes together: one PATCH per port, then the node's fields, traits and the
-        history event (last: it says what was changed) in one request.
-        Ports are created and deleted first, so that rules see (and may set attributes of)
-        the ports the node ends up with. A rule's `fail` writes nothing of the node's own
-        fields; its traces are stored with the processed data (see `_update_node`)."""
-        assert self.rules is not None
+    async def _write(self, uuid: str, ctx: ProcessingContext, rules: list[Rule],
+                     processed: dict[str, Any]) -> tuple[Outcome | None, dict[str, Any]]:
+        """The one write path of a report's results, rules or none: the ports the hooks
+        decided are deleted and created first (so that rules see, and may set attributes of,
+        the ports the node ends up with); then the rules run on the node as the hooks leave
+        it; then one PATCH per changed port; last, the node's fields, its traits and the
+        history event (it says what was changed) in one request. A rule's `fail` writes
+        nothing of the node's own fields; its traces are stored with the processed data (see
+        `_update_node`). The outcome of the rules (None without rules) and the data to
+        store."""
         changes = ctx.changes
         ports = await self._apply_ports(uuid, ctx.ports, changes)
-        inventory = processed.get("inventory") or {}
-        plugin_data = {k: v for k, v in processed.items() if k not in ("inventory", "rules")}
-        facts = Facts(node=with_properties(ctx.node, changes.properties), inventory=inventory,
-                      plugin_data=plugin_data,
-                      ports=[patched(p, changes.port_patches.get(p["uuid"], []))
-                             for p in ports])
-        # Stored for every report: rules that did not match are traced in short.
-        outcome = await self.rules.run(rules, facts, node_uuid=uuid, compact=True)
-        result = {**outcome.plugin_data, "inventory": inventory,
-                  "rules": [t.to_dict() for t in outcome.traces]}
-        if outcome.failure:
-            return outcome, result
+        outcome: Outcome | None = None
+        if rules:
+            assert self.rules is not None
+            inventory = processed.get("inventory") or {}
+            plugin_data = {k: v for k, v in processed.items()
+                           if k not in ("inventory", "rules")}
+            facts = Facts(node=with_properties(ctx.node, changes.properties),
+                          inventory=inventory, plugin_data=plugin_data,
+                          ports=[patched(p, changes.port_patches.get(p["uuid"], []))
+                                 for p in ports])
+            # Stored for every report: rules that did not match are traced in short.
+            outcome = await self.rules.run(rules, facts, node_uuid=uuid, compact=True)
+            processed = {**outcome.plugin_data, "inventory": inventory,
+                         "rules": [t.to_dict() for t in outcome.traces]}
+            if outcome.failure:
+                return outcome, processed
         port_patches: dict[str, list[dict[str, Any]]] = {}
         doomed = set(changes.delete_ports)
-        for source in (changes.port_patches, outcome.port_patches):
+        for source in (changes.port_patches, outcome.port_patches if outcome else {}):
             for port_uuid, ops in source.items():
                 if port_uuid not in doomed:
                     port_patches.setdefault(port_uuid, []).extend(ops)
@@ -332,10 +335,11 @@ class Processor:
             if ops:
                 await self.ironic.patch_port(port_uuid, ops)
         await self.ironic.apply_changes(
-            uuid, [*_property_ops(changes.properties), *outcome.node_patch],
-            add_traits=outcome.traits_add, remove_traits=outcome.traits_remove,
-            event=summary(outcome))
-        return outcome, result
+            uuid, [*_property_ops(changes.properties), *(outcome.node_patch if outcome else [])],
+            add_traits=outcome.traits_add if outcome else (),
+            remove_traits=outcome.traits_remove if outcome else (),
+            event=summary(outcome) if outcome else None)
+        return outcome, processed
 
     async def _apply_ports(self, uuid: str, ports: list[dict[str, Any]],
                            changes: Changes) -> list[dict[str, Any]]:
@@ -355,23 +359,6 @@ class Processor:
                 LOG.warning("Node %s: port %s not created: %s", uuid, mac, exc)
         return result
 
-    async def _apply(self, uuid: str, changes: Changes) -> None:
-        await self.ironic.patch_node(uuid, _property_ops(changes.properties))
-        for port_uuid in changes.delete_ports:
-            await self.ironic.delete_port(port_uuid)
-        doomed = set(changes.delete_ports)
-        for port_uuid, patch in changes.port_patches.items():
-            if port_uuid not in doomed and patch:
-                await self.ironic.patch_port(port_uuid, patch)
-        for mac, pxe in changes.create_ports.items():
-            try:
-                await self.ironic.create_port(uuid, mac, pxe, changes.port_fields.get(mac))
-            except IronsightError as exc:
-                if exc.code != 409:
-                    raise
-                changes.warnings.append(f"Port {mac} not created: {exc}")
-                LOG.warning("Node %s: port %s not created: %s", uuid, mac, exc)
-
     async def finish(self, uuid: str, processed_at: dt.datetime | None = None) -> None:
         """Power off (when discoverd booted the node), then the end; `processed_at`: when
         the processing ended, a step of the timeline written with the end."""
@@ -379,7 +366,7 @@ class Processor:
                             else [])
         intro = await self.cache.get(uuid)
         if self.conf.processing.power_off and intro.manage_boot:
-            error = await self.introspector.power_off(uuid, why="introspection finished",
+            error = await self.lifecycle.power_off(uuid, why="introspection finished",
                                                       steps=done)
             if error:
                 if done:
@@ -387,7 +374,7 @@ class Processor:
                 await self.end_with_error(uuid, error, code=diagnosis.POWER_FAILED)
                 return
         if await self.cache.transition(uuid, "finish", before=done):
-            await self.introspector.notify()
+            await self.lifecycle.notify()
             LOG.info("Node %s: introspection finished", uuid)
 
     async def end_with_error(self, uuid: str, message: str, event: str = "error",
@@ -395,14 +382,14 @@ class Processor:
         """End the introspection in error (see `Introspector.fail`) with failure `code` and
         power the node off; False when it was not in a state `event` leaves."""
         intro = await self.cache.get(uuid)
-        if not await self.introspector.fail(uuid, message, event, code=code):
+        if not await self.lifecycle.fail(uuid, message, event, code=code):
             return False
         if intro.manage_boot and self.conf.processing.power_off:
             self.workers.spawn(lambda: self._power_off_quietly(uuid), name=f"off:{uuid}")
         return True
 
     async def _power_off_quietly(self, uuid: str) -> None:
-        await self.introspector.power_off(uuid, why="introspection failed")
+        await self.lifecycle.power_off(uuid, why="introspection failed")
 
     # --- reapply --------------------------------------------------------------------------
 
@@ -427,7 +414,7 @@ class Processor:
                           f"\"{intro.state}\" (only finished or error)")
         if new_data is not None and self.conf.processing.store_data:
             await self.cache.store_data(uuid, new_data, processed=False)
-        self.introspector.spawn(uuid, lambda: self.run_reapply(uuid, new_data), "reapply")
+        self.lifecycle.spawn(uuid, lambda: self.run_reapply(uuid, new_data), "reapply")
 
     async def run_reapply(self, uuid: str, data: Any | None = None) -> None:
         if await self._rerun(uuid, "Reapply failed", data):

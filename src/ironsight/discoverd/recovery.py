@@ -16,6 +16,7 @@ from ironsight.common.config import Config
 from ironsight.common.exceptions import NotFound
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import states
+from ironsight.discoverd.deadlines import Deadlines
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
@@ -30,9 +31,11 @@ class Recovery:
         self.conf = conf
         self.cache = cache
         self.introspector = introspector
+        self.lifecycle = introspector.lifecycle
         self.processor = processor
         self.workers = workers
         self.members = members
+        self.deadlines = Deadlines(conf.deadlines, cache.db)
 
     async def run_heartbeat(self) -> None:
         """Heartbeat, and take over the steps of members that died, until cancelled."""
@@ -53,6 +56,32 @@ class Recovery:
             except Exception:
                 LOG.exception("Clean-up of timed-out introspections failed; retrying later")
 
+    async def run_deadlines(self) -> None:
+        """The deadline checks (deadlines.py), until cancelled."""
+        while True:
+            await asyncio.sleep(self.conf.deadlines.check_interval)
+            try:
+                await self.end_overdue()
+            except Exception:
+                LOG.exception("Deadline check failed; retrying later")
+
+    async def end_overdue(self) -> list[str]:
+        """End the attempts past a step's deadline with the step's code, and power those
+        nodes off; returns their UUIDs."""
+        ended = []
+        for late in await self.deadlines.overdue(utcnow()):
+            if not await self.cache.transition(late.uuid, "timeout", error=late.error,
+                                               code=late.code):
+                continue  # moved on meanwhile (a report came in, another replica ended it)
+            LOG.error("Node %s: %s: %s", late.uuid, late.code, late.error)
+            ended.append(late.uuid)
+            if late.manage_boot:
+                self.workers.spawn(partial(self.lifecycle.power_off, late.uuid,
+                                           why="deadline missed"), name=f"late:{late.uuid}")
+        if ended:
+            await self.lifecycle.notify()
+        return ended
+
     async def clean_up(self) -> list[str]:
         """End introspections older than the timeout, and power those nodes off."""
         timeout = self.conf.introspection.timeout
@@ -60,11 +89,11 @@ class Recovery:
             return []
         ended = await self.cache.timed_out(utcnow() - dt.timedelta(seconds=timeout))
         if ended:
-            await self.introspector.notify()
+            await self.lifecycle.notify()
         for uuid, manage_boot in ended:
             LOG.error("Node %s: Introspection timeout", uuid)
             if manage_boot:
-                self.workers.spawn(partial(self.introspector.power_off, uuid,
+                self.workers.spawn(partial(self.lifecycle.power_off, uuid,
                                            why="introspection timeout"), name=f"timeout:{uuid}")
         return [uuid for uuid, _ in ended]
 
@@ -88,7 +117,7 @@ class Recovery:
                 step = partial(self.processor.run_reapply, intro.uuid)
             else:  # processing: the node update may be half-applied; apply it again
                 step = partial(self._resume_processing, intro.uuid)
-            self.introspector.spawn(intro.uuid, step, f"resume of {intro.state}")
+            self.lifecycle.spawn(intro.uuid, step, f"resume of {intro.state}")
         await self.members.forget_dead(live)
         return resumed
 

@@ -67,10 +67,10 @@ class DiscoverdService:
         self.recovery = Recovery(conf, self.cache, self.introspector, self.processor,
                                  self.workers, self.members)
         self.metrics = discoverd_metrics(self.cache, self.members, self.pxe,
-                                         self.processor.rejections)
+                                         self.processor.rejections, self.recovery.deadlines)
         deps = DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
                              self.members, ramdisk_limiter=self.ramdisk_limiter,
-                             rules=self.rules)
+                             rules=self.rules, deadlines=self.recovery.deadlines)
         boot_routes = self.pxe.routes() if self.pxe is not None else []
         self.app: Starlette = create_app(deps, boot_routes, self.metrics)
         self.ramdisk_app = (create_ramdisk_app(deps, boot_routes)
@@ -87,6 +87,9 @@ class DiscoverdService:
                                            name="discoverd-clean-up"),
                           loop.create_task(self.recovery.run_heartbeat(),
                                            name="discoverd-heartbeat")]
+        if self.conf.deadlines.enabled:
+            self._periodic.append(loop.create_task(self.recovery.run_deadlines(),
+                                                   name="discoverd-deadlines"))
         if self.conf.introspection.timeout <= 0:
             LOG.warning("Introspection timeout is disabled ([introspection] timeout = 0)")
 

@@ -368,6 +368,7 @@ def status(state_dir: Path) -> dict[str, Any]:
             "power_state": node.get("power_state"),
             "found": {key: props.get(key) for key in ("cpus", "memory_mb", "local_gb")
                       if key in props},
+            "fault": (lab.state.get("faults") or {}).get(vm.spec.name),
         })
     daemon_pid = lab.process("daemon")
     return {

@@ -391,3 +391,43 @@ def test_node_history_json_is_the_list_of_events(run, api):
     api.json("GET", "/v1/nodes/demo-0/history", {"history": events})
     result = run("node", "history", "demo-0", "-f", "json")
     assert json.loads(result.stdout) == events
+
+
+ATTEMPTS = {"attempts": [{"attempt": 1, "result": "failed", "failure_code": "BOOT_NO_LOADER",
+                          "phases": [
+                              {"phase": "started", "at": "2024-01-01T00:00:01.500000",
+                               "source": "discoverd", "manage_boot": True},
+                              {"phase": "dhcp_lease", "at": "2024-01-01T00:00:05",
+                               "source": "pxe", "ip": "10.0.0.5"},
+                              {"phase": "finished", "at": "2024-01-01T00:00:40",
+                               "source": "discoverd", "result": "failed"}]}]}
+
+
+def test_node_history_interleaves_the_inspection_steps_by_time(run, api):
+    events = [{"uuid": PORT_UUID, "created_at": "2024-01-01T00:00:00+00:00",
+               "severity": "INFO", "event": "inspect: manageable -> inspecting"},
+              {"uuid": NODE_UUID, "created_at": "2024-01-01T00:00:41+00:00",
+               "severity": "ERROR", "event": "inspect failed"}]
+    api.json("GET", "/v1/nodes/demo-0/history", {"history": events})
+    api.json("GET", "/v1/nodes/demo-0/inspection/attempts", ATTEMPTS)
+    result = run("node", "history", "demo-0", "-f", "json")
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert [e["event"] for e in found] == [
+        "inspect: manageable -> inspecting",
+        "Inspection attempt 1: started (discoverd: manage_boot=True)",
+        "Inspection attempt 1: dhcp_lease (pxe: ip=10.0.0.5)",
+        "Inspection attempt 1: finished (discoverd: result=failed)",
+        "inspect failed"]
+    assert [e["event_type"] for e in found[1:4]] == ["inspection_step"] * 3
+    assert found[3]["severity"] == "ERROR"  # the failed attempt's end
+
+
+def test_node_history_without_steps_is_the_services_list(run, api):
+    events = [{"uuid": PORT_UUID, "created_at": "2024-01-01T00:00:00+00:00",
+               "severity": "INFO", "event": "manage: enroll -> verifying"}]
+    api.json("GET", "/v1/nodes/demo-0/history", {"history": events})
+    api.json("GET", "/v1/nodes/demo-0/inspection/attempts", ATTEMPTS)
+    result = run("node", "history", "demo-0", "--no-steps", "-f", "json")
+    assert json.loads(result.stdout) == events
+    assert [r.url.path for r in api.requests] == ["/v1/nodes/demo-0/history"]

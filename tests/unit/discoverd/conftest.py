@@ -11,7 +11,7 @@ import pytest
 
 from ironsight.common.db import Database, run_migrations
 from ironsight.common.process import pid_alive
-from ironsight.discoverd import introspect
+from ironsight.discoverd import lifecycle
 from ironsight.discoverd.db.models import VERSION_TABLE
 from ironsight.discoverd.node_cache import NodeCache
 
@@ -54,7 +54,7 @@ async def build(cache: NodeCache, tmp_path: Path,
     """`build(workers_size=100, **sections)`: a Discoverd with those config overrides; all
     share this test's database and one FastClock, which power-off waits run on."""
     clock = FastClock()
-    monkeypatch.setattr(introspect, "asyncio", clock)
+    monkeypatch.setattr(lifecycle, "asyncio", clock)
     built: list[Discoverd] = []
 
     def make(workers_size: int = 100, **sections: dict[str, str]) -> Discoverd:

@@ -240,7 +240,11 @@ class FakeBareMetal:
     async def apply_changes(self, uuid: str, patch: list[dict[str, Any]], *,
                             add_traits: Sequence[str] = (), remove_traits: Sequence[str] = (),
                             event: str | None = None) -> None:
-        """All of it or nothing, as the bare-metal API's one transaction."""
+        """All of it or nothing, as the bare-metal API's one transaction; with no trait or
+        event, a plain PATCH (as Ironic.apply_changes)."""
+        if not add_traits and not remove_traits and event is None:
+            await self.patch_node(uuid, patch)
+            return
         self._record("apply_changes", uuid, patch, list(add_traits), list(remove_traits),
                      event)
         node = self._node(uuid)
@@ -262,7 +266,7 @@ class FakeBareMetal:
 
 
 class FastClock:
-    """Stands in for the `asyncio` module inside introspect.py: its sleeps return at once
+    """Stands in for the `asyncio` module inside lifecycle.py: its sleeps return at once
     (recorded in `sleeps`) and move the clock the power-off wait reads, so a wait of minutes
     takes no time. Everything else is the real event loop's."""
 

@@ -1,4 +1,4 @@
-"""Starting, booting, failing and aborting introspections (Introspector).
+"""Starting, booting and aborting introspections (Introspector).
 
 The bare-metal API is a `FakeBareMetal` that records calls: these are unit tests of discoverd
 alone, so a stand-in behind the `BareMetal` protocol is legitimate; the real bare-metal
@@ -15,13 +15,9 @@ import pytest
 
 from ironsight.common.exceptions import DatabaseUnavailable, Invalid, NoFreeWorker, NotFound
 from ironsight.discoverd import states
-from ironsight.discoverd.introspect import (
-    ABORT_MESSAGE,
-    STEP_DB_ATTEMPTS,
-    VALID_STATES,
-    bmc_addresses,
-)
+from ironsight.discoverd.introspect import ABORT_MESSAGE, VALID_STATES, bmc_addresses
 from ironsight.discoverd.ironic import IronicError
+from ironsight.discoverd.lifecycle import STEP_DB_ATTEMPTS
 
 from .helpers import BMC1, MAC1, MAC2, UUID1, Build, Discoverd
 
@@ -252,25 +248,6 @@ async def test_a_step_whose_database_stays_away_ends_the_introspection_in_error(
                                      "unavailable; please retry later.")
 
 
-# --- fail -------------------------------------------------------------------------------------
-
-
-async def test_fail_ends_the_introspection_with_the_message(di: Discoverd) -> None:
-    await di.cache.start(UUID1, manage_boot=True, macs=[MAC1], bmc_addresses=[])
-    assert await di.introspector.fail(UUID1, "it broke") is True
-    intro = await di.cache.get(UUID1)
-    assert (intro.state, intro.error) == (states.ERROR, "it broke")
-    assert len(di.notifications) == 1
-
-
-async def test_fail_of_an_ended_introspection_changes_nothing(di: Discoverd) -> None:
-    await di.cache.start(UUID1, manage_boot=True, macs=[MAC1], bmc_addresses=[])
-    await di.introspector.fail(UUID1, "first")
-    assert await di.introspector.fail(UUID1, "second") is False
-    assert await di.error(UUID1) == "first"
-    assert len(di.notifications) == 1
-
-
 # --- abort ------------------------------------------------------------------------------------
 
 
@@ -346,44 +323,3 @@ async def test_abort_of_a_finished_introspection_is_refused_naming_its_state(
 async def test_abort_of_an_unknown_introspection_is_not_found(di: Discoverd) -> None:
     with pytest.raises(NotFound):
         await di.introspector.abort(UUID1)
-
-
-# --- power off --------------------------------------------------------------------------------
-
-
-async def test_power_off_returns_once_the_node_reports_off(di: Discoverd) -> None:
-    di.ironic.add_node(UUID1)
-    di.ironic.power_answers = [TURNING_OFF, TURNING_OFF, OFF]
-    assert await di.introspector.power_off(UUID1, why="test") is None
-    assert di.ironic.names() == ["set_power", "get_power", "get_power", "get_power"]
-
-
-async def test_power_off_polls_with_a_growing_delay_up_to_a_second(di: Discoverd) -> None:
-    di.ironic.add_node(UUID1)
-    di.ironic.power_answers = [TURNING_OFF] * 6 + [OFF]
-    await di.introspector.power_off(UUID1, why="test")
-    assert di.clock.sleeps == [0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0]
-
-
-async def test_power_off_reports_the_bare_metal_error(di: Discoverd) -> None:
-    di.ironic.add_node(UUID1)
-    di.ironic.power_answers = [{"power_state": "power on", "target_power_state": None,
-                                "last_error": "IPMI timed out"}]
-    assert await di.introspector.power_off(UUID1, why="abort") == (
-        f"Failed to power off node {UUID1} (abort): IPMI timed out")
-
-
-async def test_power_off_gives_up_at_its_timeout(build: Build) -> None:
-    di = build(introspection={"power_off_timeout": "30"})
-    di.ironic.add_node(UUID1)
-    di.ironic.power_answers = [TURNING_OFF]
-    assert await di.introspector.power_off(UUID1, why="abort") == (
-        f"Node {UUID1} did not power off within 30 s (abort)")
-    assert 30 < sum(di.clock.sleeps) < 32
-
-
-async def test_power_off_refused_by_the_api_is_reported(di: Discoverd) -> None:
-    di.ironic.add_node(UUID1)
-    di.ironic.fail["set_power"] = IronicError("Node is locked", code=409)
-    assert await di.introspector.power_off(UUID1, why="abort") == (
-        f"Failed to power off node {UUID1} (abort): Node is locked")

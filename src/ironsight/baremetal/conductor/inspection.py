@@ -17,6 +17,7 @@ state machine, the node lock, the history and every statement.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
@@ -27,6 +28,7 @@ from typing import Any
 from sqlalchemy import select
 
 from ironsight.baremetal import states
+from ironsight.baremetal.conductor.start_record import record, updated
 from ironsight.baremetal.conductor.task import NodeTask, TaskManager
 from ironsight.baremetal.conductor.vmedia import VirtualMedia
 from ironsight.baremetal.db import api as dbapi
@@ -62,6 +64,8 @@ MEDIA_INSERTED, MEDIA_EJECTED, POWERED_OFF_PHASE = "media_inserted", "media_ejec
 # may hold it briefly for the boot device or a reboot).
 RELOCK_ATTEMPTS = 50
 RELOCK_INTERVAL = 0.1
+# Seconds an attempt may seem to start before its inspection (two services' clocks)
+RETRY_SKEW = 5.0
 # What the history says of the boot, and of the power off at the end.
 BOOTED = "boot device set to pxe and rebooted into the inspection ramdisk: power on"
 BOOTED_FROM_CD = ("inspection ISO inserted as a virtual CD, boot device set to cdrom and "
@@ -129,8 +133,7 @@ class Inspection:
         if not iface.hands_off:
             await self._apply(task, await _start(iface, node))
             return
-        internal = {**(task.node.get("driver_internal_info") or {}), iface.starts_key: 1}
-        internal.pop(iface.lost_start_key, None)
+        internal = updated(task.node.get("driver_internal_info"), starts=1, lost=None)
         if iface.conductor_boots:
             # still `inspecting`: a conductor dying now leaves a start the recovery of its
             # locks hands to the poll to make again (periodic.py)
@@ -148,9 +151,7 @@ class Inspection:
         rebooted into the ramdisk; one write then moves it to `inspect wait`, unlocked."""
         again = task.node["provision_state"] == states.INSPECTWAIT
         outcome = await _start(iface, task.context, again=again)
-        internal = dict(internal)
-        internal.pop(iface.lost_start_key, None)
-        internal.pop(iface.interrupted_key, None)
+        internal = updated(internal, lost=None, interrupted=False)
         if outcome.state == InspectOutcome.RUNNING:
             LOG.info("Node %s: the inspection was under way in %s already: %s", task.uuid,
                      iface.name, outcome.error)
@@ -164,8 +165,7 @@ class Inspection:
         if outcome.state == InspectOutcome.LOST:
             why = outcome.error or "the start did not reach the inspection service"
             LOG.warning("Node %s: %s; starting again in %s", task.uuid, why, iface.start_grace)
-            internal[iface.lost_start_key] = why
-            await self._waiting(task, None, driver_internal_info=internal)
+            await self._waiting(task, None, driver_internal_info=updated(internal, lost=why))
             return
         driver = self.drivers.for_node(task.node)
         boot = self._media_boot(task.node)
@@ -280,9 +280,8 @@ class Inspection:
             LOG.warning("Node %s: %s; starting again in %s", node.uuid, why, iface.start_grace)
 
             async def remember(again: NodeTask) -> None:
-                internal = {**(again.node.get("driver_internal_info") or {}),
-                            iface.lost_start_key: why}
-                await again.save(release=True, driver_internal_info=internal)
+                await again.save(release=True, driver_internal_info=updated(
+                    again.node.get("driver_internal_info"), lost=why))
 
             await self._when_relocked(node.uuid, why, remember)
         else:
@@ -410,20 +409,19 @@ class Inspection:
         async with self.tasks.try_locked(uuid) as task:
             if task is None or task.node["provision_state"] != states.INSPECTWAIT:
                 return False
-            internal = dict(task.node.get("driver_internal_info") or {})
-            starts = int(internal.get(iface.starts_key, 1))
-            interrupted = bool(internal.pop(iface.interrupted_key, False))
+            internal = task.node.get("driver_internal_info") or {}
+            starts, interrupted = record(internal).starts, record(internal).interrupted
             if starts >= iface.start_attempts and not interrupted:
                 suffix = f" (after {starts} attempts)" if starts > 1 else ""
                 await task.transition("fail", last_error=why + suffix, release=True)
                 return True
             if not interrupted:
                 starts += 1
-            internal[iface.starts_key] = starts
-            internal.pop(iface.lost_start_key, None)
-            if iface.conductor_boots:
-                internal[iface.lost_start_key] = BOOT_INTERRUPTED
-                internal[iface.interrupted_key] = True
+            # a start the conductor makes itself is in progress under its lock: marked so
+            # that its death has it made again (periodic.py)
+            internal = updated(internal, starts=starts,
+                               lost=BOOT_INTERRUPTED if iface.conductor_boots else None,
+                               interrupted=iface.conductor_boots)
             what = (f"attempt {starts} of {iface.start_attempts} made again" if interrupted
                     else f"attempt {starts} of {iface.start_attempts}")
             await task.save(f"Inspection started again ({what}): {why}", event_type="inspection",
@@ -437,15 +435,54 @@ class Inspection:
         await self._hand_over(iface, node, again=True)
         return True
 
+    async def _retried(self, iface: InspectInterface, uuid: str, outcome: InspectOutcome,
+                       started: dt.datetime | None) -> bool:
+        """A first attempt that failed with a code the operator takes for transient
+        (`[conductor] inspection_retry_codes`) is torn down and started again, once per
+        inspection. Whether it was."""
+        codes = self.conf.conductor.inspection_retry_codes
+        if not codes or started is None:
+            return False
+        try:
+            attempts = await iface.attempts(uuid)
+        except IronsightError as exc:
+            LOG.info("Node %s: not retried, its attempts cannot be read: %s", uuid, exc)
+            return False
+        since = started - dt.timedelta(seconds=RETRY_SKEW)
+        ours = [a for a in attempts or [] if _at(a.get("started_at")) >= since]
+        if len(ours) != 1 or ours[0].get("failure_code") not in codes:
+            return False
+        code = ours[0]["failure_code"]
+        async with self.tasks.try_locked(uuid) as task:
+            if task is None or task.node["provision_state"] != states.INSPECTWAIT:
+                return False
+            if self.tears_down(task.node):
+                await self._tear_down(task)
+            internal = task.node.get("driver_internal_info") or {}
+            if iface.conductor_boots:  # as a start made again: a crash while booting
+                internal = updated(internal, lost=BOOT_INTERRUPTED, interrupted=True)
+            await task.save(f"Inspection started again: its first attempt failed with {code}, "
+                            "which [conductor] inspection_retry_codes retries once "
+                            f"({outcome.error})", event_type="inspection",
+                            release=not iface.conductor_boots,
+                            provision_updated_at=dbapi.utcnow(), driver_internal_info=internal)
+            if iface.conductor_boots:
+                task.spawn(partial(self._start_and_boot, iface=iface, internal=internal),
+                           "inspect")
+                return True
+            node = task.context
+        await self._hand_over(iface, node)
+        return True
+
     async def _found_started(self, iface: InspectInterface, uuid: str) -> int:
         """A start taken for lost that did get through (the service has the report): not
         made again; the node waits for its end as any other."""
         async with self.tasks.try_locked(uuid) as task:
             if task is None or task.node["provision_state"] != states.INSPECTWAIT:
                 return 0
-            internal = dict(task.node.get("driver_internal_info") or {})
-            why = internal.pop(iface.lost_start_key, None)
-            internal.pop(iface.interrupted_key, None)
+            internal = task.node.get("driver_internal_info") or {}
+            why = record(internal).lost
+            internal = updated(internal, lost=None, interrupted=False)
             await task.save(f"Inspection start found in {iface.name} after all ({why})",
                             event_type="inspection", release=True,
                             driver_internal_info=internal)
@@ -482,15 +519,10 @@ class Inspection:
         if iface is None:
             return {}
         reached = await iface.abort(task.context, reason=reason)
-        internal = dict(internal if internal is not None
-                        else task.node.get("driver_internal_info") or {})
-        if reached:
-            if iface.pending_abort_key not in internal:
-                return {}
-            del internal[iface.pending_abort_key]
-        else:
-            internal[iface.pending_abort_key] = True
-        return {"driver_internal_info": internal}
+        internal = internal if internal is not None else task.node.get("driver_internal_info")
+        if reached and not record(internal).abort_pending:
+            return {}
+        return {"driver_internal_info": updated(internal, abort_pending=not reached)}
 
     # --- polling ----------------------------------------------------------------------------
 
@@ -540,7 +572,7 @@ class Inspection:
         for uuid, since, started, internal in rows:
             if not self.share.mine(uuid):
                 continue  # another live replica's
-            lost = (internal or {}).get(iface.lost_start_key)
+            lost = record(internal).lost
             if not lost:
                 waiting.append(WaitingNode(uuid, since, started))
             elif since is None or since <= due:
@@ -559,9 +591,14 @@ class Inspection:
             if found is None or found.state == InspectOutcome.LOST:
                 outcomes.pop(uuid, None)  # no report of this inspection: start it again
                 moved += await self._start_again(iface, uuid, why)
+        started_at = {uuid: started for uuid, _, started, _ in rows}
         for uuid, outcome in outcomes.items():
             if outcome.state == InspectOutcome.LOST:
                 moved += await self._start_again(iface, uuid, outcome.error or "lost")
+                continue
+            if outcome.state == InspectOutcome.FAILED and await self._retried(
+                    iface, uuid, outcome, started_at.get(uuid)):
+                moved += 1
                 continue
             if outcome.state == InspectOutcome.WAITING:
                 busy = True
@@ -588,8 +625,7 @@ class Inspection:
                 .where(nodes.c.provision_state == states.INSPECTFAIL,
                        nodes.c.driver.in_(drivers)))).mappings().all()
         for row in rows:
-            key = iface.pending_abort_key
-            pending = (row["driver_internal_info"] or {}).get(key)
+            pending = record(row["driver_internal_info"]).abort_pending
             if not pending or not self.share.mine(row["uuid"]):
                 continue
             try:
@@ -601,10 +637,10 @@ class Inspection:
                 continue
             async with self.tasks.try_locked(row["uuid"]) as task:
                 if task is not None:
-                    internal = dict(task.node["driver_internal_info"] or {})
-                    internal.pop(key, None)
                     await task.save(f"Abort reached {iface.name}", event_type="inspection",
-                                    release=True, driver_internal_info=internal)
+                                    release=True, driver_internal_info=updated(
+                                        task.node["driver_internal_info"],
+                                        abort_pending=False))
 
     # --- reports ----------------------------------------------------------------------------
 
@@ -622,6 +658,16 @@ def _with_capability(raw: Any, key: str, value: str) -> str:
     """Ironic's capabilities string ("k1:v1,k2:v2") with `key` set to `value`."""
     pairs = [p for p in str(raw or "").split(",") if p and not p.startswith(f"{key}:")]
     return ",".join([*pairs, f"{key}:{value}"])
+
+
+def _at(value: Any) -> dt.datetime:
+    """An attempt's ISO time (naive UTC), or the oldest time for none."""
+    try:
+        found = dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        return dt.datetime.min
+    return found.replace(tzinfo=None) if found.tzinfo is None else (
+        found.astimezone(dt.UTC).replace(tzinfo=None))
 
 
 def _step(phase: str, details: dict[str, Any] | None = None) -> dict[str, Any]:

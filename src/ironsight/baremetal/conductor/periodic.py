@@ -16,6 +16,7 @@ from sqlalchemy import and_, or_, select, update
 
 from ironsight.baremetal import states
 from ironsight.baremetal.conductor.manager import Conductor
+from ironsight.baremetal.conductor.start_record import updated
 from ironsight.baremetal.conductor.task import NodeTask
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import conductors, nodes
@@ -138,9 +139,8 @@ class PeriodicTasks:
         if row["provision_state"] == states.INSPECTING and iface is not None \
                 and iface.hands_off:
             # the start never reached the outside service: it is made again, not failed
-            internal = {**(row["driver_internal_info"] or {}), iface.starts_key: 1,
-                        iface.lost_start_key: f"{msg} (starting the inspection)",
-                        iface.interrupted_key: True}
+            internal = updated(row["driver_internal_info"], starts=1,
+                               lost=f"{msg} (starting the inspection)", interrupted=True)
             values.update(provision_state=states.INSPECTWAIT, provision_updated_at=dbapi.utcnow(),
                           driver_internal_info=internal)
         elif new_state is not None:

@@ -354,29 +354,6 @@ class InspectInterface(BaseInterface):
         `diagnosis.py` shapes), oldest first; None when this interface records none."""
         return None
 
-    @property
-    def pending_abort_key(self) -> str:
-        """The driver_internal_info key marking an abort that did not reach its service."""
-        return f"{self.name}_abort_pending"
-
-    @property
-    def starts_key(self) -> str:
-        """The driver_internal_info key counting the starts of this inspection."""
-        return f"{self.name}_starts"
-
-    @property
-    def interrupted_key(self) -> str:
-        """The driver_internal_info key marking a start cut short by its conductor's death:
-        made again without counting against `start_attempts` (the inspect wait timeout
-        still bounds it)."""
-        return f"{self.name}_start_interrupted"
-
-    @property
-    def lost_start_key(self) -> str:
-        """The driver_internal_info key holding why the last start did not reach the service
-        (the conductor starts again once `start_grace` has passed)."""
-        return f"{self.name}_start_lost"
-
     async def close(self) -> None:
         """Release what the interface holds (connections) when the conductor stops."""
 

@@ -20,6 +20,7 @@ from ironsight.common.auth.strategy import authenticator
 from ironsight.common.exceptions import Forbidden
 from ironsight.discoverd.api import (
     callback,
+    deadlines,
     inspection_rules,
     introspection,
     members,
@@ -68,8 +69,8 @@ def create_app(deps: DiscoverdDeps, extra_routes: Sequence[BaseRoute] = (),
                metrics: Metrics | None = None) -> Starlette:
     return build_app(_spec(deps, metrics, open_only=False), deps,
                      [*root.routes, *introspection.routes, *callback.routes,
-                      *members.routes, *phases.routes, *rejected.routes, *rules.routes,
-                      *inspection_rules.routes, *extra_routes])
+                      *members.routes, *phases.routes, *rejected.routes, *deadlines.routes,
+                      *rules.routes, *inspection_rules.routes, *extra_routes])
 
 
 def create_ramdisk_app(deps: DiscoverdDeps, boot_routes: Sequence[BaseRoute] = ()

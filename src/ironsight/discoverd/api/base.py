@@ -8,6 +8,7 @@ from ironsight.common.api.endpoint import RequestContext
 from ironsight.common.api.versions import VersionPolicy
 from ironsight.common.config import Config
 from ironsight.common.ratelimit import RateLimiter
+from ironsight.discoverd.deadlines import Deadlines
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.members import Members
@@ -37,6 +38,7 @@ class DiscoverdDeps:
     members: Members
     ramdisk_limiter: RateLimiter  # per-address limit of /v1/continue and the boot scripts
     rules: RuleRunner  # inspection rules: the stored and built-in ones, and the engine
+    deadlines: Deadlines | None = None  # the learned step deadlines
 
 
 Ctx = RequestContext[DiscoverdDeps]

@@ -66,12 +66,15 @@ class ScriptedInspect(InspectInterface):
         self.aborted: list[str] = []
         self.reports: list[dict[str, Any]] = []
         self.tokens: list[str | None] = []
+        self.kept: list[dict[str, Any]] | None = None  # what `attempts` answers
+        self.starts = 0
 
     def validate(self, node: NodeContext) -> None:
         if self.invalid:
             raise InvalidParameterValue(self.invalid)
 
     async def start(self, node: NodeContext, *, again: bool = False) -> InspectOutcome:
+        self.starts += 1
         if self.at_start is not None:
             await self.at_start(node)
         if self.raises is not None:
@@ -87,6 +90,9 @@ class ScriptedInspect(InspectInterface):
     async def abort(self, node: NodeContext, *, reason: str | None = None) -> bool:
         self.aborted.append(node.uuid)
         return self.reachable
+
+    async def attempts(self, uuid: str) -> list[dict[str, Any]] | None:
+        return self.kept
 
     async def continue_inspection(self, report: dict[str, Any],
                                   token: str | None = None) -> dict[str, Any]:
@@ -349,6 +355,84 @@ async def test_poll_applies_failed_with_its_message(db: Database, tasks: TaskMan
         states.INSPECTFAIL, "discoverd inspection failed: boom", None)
 
 
+RETRYING = config.load(None, {"conductor": {"inspection_retry_codes": "BOOT_NO_DHCP"}})
+
+
+def attempt(n: int, code: str | None, started: Any = None) -> dict[str, Any]:
+    return {"attempt": n, "started_at": (started or dbapi.utcnow()).isoformat(),
+            "result": "failed" if code else "success", "failure_code": code}
+
+
+def retrying(db: Database, tasks: TaskManager, iface: ScriptedInspect) -> Inspection:
+    return Inspection(RETRYING, db, tasks, DriverSet({"fake": driver(iface)}, {}),
+                      Share(tasks.owner))
+
+
+async def test_a_first_attempt_failed_with_a_retried_code_starts_again(
+        db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
+    uuid = await waiting_node(db)
+    hands_off.outcomes = {uuid: InspectOutcome.failed("discoverd inspection failed: "
+                                                      "BOOT_NO_DHCP: no DHCP lease")}
+    hands_off.kept = [attempt(1, "BOOT_NO_DHCP")]
+    hands_off.outcome = InspectOutcome.waiting()
+    assert await retrying(db, tasks, hands_off).poll(hands_off, ["fake"]) == 1
+    await tasks.workers.drain(timeout=5)
+    assert hands_off.starts == 1
+    assert (await node(db, uuid))["provision_state"] == states.INSPECTWAIT
+    said = [e["event"] for e in await history(db, uuid)]
+    assert any("its first attempt failed with BOOT_NO_DHCP, which [conductor] "
+               "inspection_retry_codes retries once" in e for e in said), said
+
+
+async def test_a_second_failed_attempt_is_not_retried(
+        db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
+    uuid = await waiting_node(db)
+    hands_off.outcomes = {uuid: InspectOutcome.failed("BOOT_NO_DHCP again")}
+    hands_off.kept = [attempt(1, "BOOT_NO_DHCP"), attempt(2, "BOOT_NO_DHCP")]
+    assert await retrying(db, tasks, hands_off).poll(hands_off, ["fake"]) == 1
+    assert hands_off.starts == 0
+    assert await summary(db, uuid) == (states.INSPECTFAIL, "BOOT_NO_DHCP again", None)
+
+
+async def test_an_earlier_inspections_attempts_do_not_count(
+        db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
+    import datetime as dt
+    uuid = await waiting_node(db)
+    hands_off.outcomes = {uuid: InspectOutcome.failed("BOOT_NO_DHCP")}
+    hands_off.kept = [attempt(1, "BOOT_NO_DHCP", dbapi.utcnow() - dt.timedelta(hours=1)),
+                      attempt(2, "BOOT_NO_DHCP")]
+    hands_off.outcome = InspectOutcome.waiting()
+    assert await retrying(db, tasks, hands_off).poll(hands_off, ["fake"]) == 1
+    await tasks.workers.drain(timeout=5)
+    assert hands_off.starts == 1
+
+
+async def test_a_code_not_marked_transient_fails_the_node(
+        db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
+    uuid = await waiting_node(db)
+    hands_off.outcomes = {uuid: InspectOutcome.failed("RULE_FAILED: a rule failed")}
+    hands_off.kept = [attempt(1, "RULE_FAILED")]
+    assert await retrying(db, tasks, hands_off).poll(hands_off, ["fake"]) == 1
+    assert hands_off.starts == 0
+    assert (await node(db, uuid))["provision_state"] == states.INSPECTFAIL
+
+
+async def test_without_retry_codes_the_attempts_are_not_even_read(
+        db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
+    uuid = await waiting_node(db)
+    hands_off.outcomes = {uuid: InspectOutcome.failed("BOOT_NO_DHCP")}
+    hands_off.kept = None  # would not be retried either way; the default reads nothing
+    assert await inspection_of(db, tasks, fake=hands_off).poll(hands_off, ["fake"]) == 1
+    assert (await node(db, uuid))["provision_state"] == states.INSPECTFAIL
+
+
+def test_the_retry_codes_are_discoverds_failure_codes() -> None:
+    from ironsight.discoverd import diagnosis
+    assert config.FAILURE_CODES == diagnosis.CODES
+    assert tuple(
+        p for p in diagnosis.PHASES if p in config.DEADLINE_STEPS) == config.DEADLINE_STEPS
+
+
 async def test_poll_asks_once_about_every_waiting_node(db: Database, tasks: TaskManager,
                                                        hands_off: ScriptedInspect) -> None:
     uuids = {await waiting_node(db) for _ in range(3)}
@@ -475,12 +559,20 @@ async def abort_values(ins: Inspection, tasks: TaskManager, uuid: str) -> dict[s
         return await ins.abort_values(task)
 
 
-PENDING = "scripted_abort_pending"
+def pending(flag: bool = True, **more: Any) -> dict[str, Any]:
+    """driver_internal_info with the conductor's start record saying so (start_record.py)."""
+    return {**more, "inspection_start": {"starts": 1, "lost": None, "interrupted": False,
+                                         "abort_pending": flag}}
 
 
-async def test_the_pending_abort_key_is_named_after_the_interface(
-        hands_off: ScriptedInspect) -> None:
-    assert hands_off.pending_abort_key == PENDING
+async def test_an_abort_pending_from_an_earlier_release_is_read(
+        db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
+    # the interface-named key a node in inspect failed may carry across an upgrade
+    uuid = await make_node(db, states.INSPECTFAIL,
+                           driver_internal_info={"scripted_abort_pending": True})
+    await inspection_of(db, tasks, fake=hands_off).poll(hands_off, ["fake"])
+    assert hands_off.aborted == [uuid]
+    assert (await node(db, uuid))["driver_internal_info"] == pending(False)
 
 
 async def test_an_abort_that_reaches_its_service_changes_nothing(
@@ -496,15 +588,15 @@ async def test_an_unreachable_abort_is_remembered(db: Database, tasks: TaskManag
     uuid = await waiting_node(db, driver_internal_info={"kept": 1})
     hands_off.reachable = False
     ins = inspection_of(db, tasks, fake=hands_off)
-    assert await abort_values(ins, tasks, uuid) == {
-        "driver_internal_info": {"kept": 1, PENDING: True}}
+    assert await abort_values(ins, tasks, uuid) == {"driver_internal_info": pending(kept=1)}
 
 
 async def test_a_remembered_abort_is_forgotten_once_it_reaches(
         db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
-    uuid = await waiting_node(db, driver_internal_info={"kept": 1, PENDING: True})
+    uuid = await waiting_node(db, driver_internal_info=pending(kept=1))
     ins = inspection_of(db, tasks, fake=hands_off)
-    assert await abort_values(ins, tasks, uuid) == {"driver_internal_info": {"kept": 1}}
+    assert await abort_values(ins, tasks, uuid) == {"driver_internal_info": pending(False,
+                                                                                    kept=1)}
 
 
 async def test_abort_of_a_driver_without_inspection_has_nothing_to_abort(
@@ -515,20 +607,20 @@ async def test_abort_of_a_driver_without_inspection_has_nothing_to_abort(
 
 async def test_poll_retries_a_remembered_abort_and_forgets_it_when_it_reaches(
         db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
-    uuid = await make_node(db, states.INSPECTFAIL, driver_internal_info={PENDING: True})
+    uuid = await make_node(db, states.INSPECTFAIL, driver_internal_info=pending())
     await inspection_of(db, tasks, fake=hands_off).poll(hands_off, ["fake"])
     assert hands_off.aborted == [uuid]
     row = await node(db, uuid)
-    assert (row["driver_internal_info"], row["reservation"]) == ({}, None)
+    assert (row["driver_internal_info"], row["reservation"]) == (pending(False), None)
     assert (await history(db, uuid))[-1]["event"] == "Abort reached scripted"
 
 
 async def test_poll_keeps_a_remembered_abort_that_still_does_not_reach(
         db: Database, tasks: TaskManager, hands_off: ScriptedInspect) -> None:
-    uuid = await make_node(db, states.INSPECTFAIL, driver_internal_info={PENDING: True})
+    uuid = await make_node(db, states.INSPECTFAIL, driver_internal_info=pending())
     hands_off.reachable = False
     await inspection_of(db, tasks, fake=hands_off).poll(hands_off, ["fake"])
-    assert (await node(db, uuid))["driver_internal_info"] == {PENDING: True}
+    assert (await node(db, uuid))["driver_internal_info"] == pending()
 
 
 async def test_poll_does_not_abort_failed_nodes_without_a_remembered_abort(

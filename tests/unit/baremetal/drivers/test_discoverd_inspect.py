@@ -439,7 +439,7 @@ async def test_discoverd_down_at_start_leaves_the_node_waiting_unlocked(
     row = await node(svc, uuid)
     assert (row["provision_state"], row["reservation"], row["last_error"]) == (
         states.INSPECTWAIT, None, None)
-    assert "cannot reach discoverd" in row["driver_internal_info"]["discoverd_start_lost"]
+    assert "cannot reach discoverd" in row["driver_internal_info"]["inspection_start"]["lost"]
     assert await check(svc) == 0  # within the grace period: not yet started again
 
 
@@ -454,8 +454,8 @@ async def test_a_lost_start_is_made_again_once_discoverd_is_back(
     row = await node(svc, uuid)
     assert client.calls.count(("introspect", uuid)) == 2
     assert row["provision_state"] == states.INSPECTWAIT
-    assert row["driver_internal_info"]["discoverd_starts"] == 2
-    assert "discoverd_start_lost" not in row["driver_internal_info"]
+    assert row["driver_internal_info"]["inspection_start"]["starts"] == 2
+    assert row["driver_internal_info"]["inspection_start"]["lost"] is None
 
 
 async def test_discoverd_down_at_every_start_fails_inspection_naming_it(
@@ -733,7 +733,7 @@ async def test_a_start_cut_short_by_a_dead_conductor_is_made_again(
     assert client.calls.count(("introspect", uuid)) == 1
     row = await node(svc, uuid)
     assert row["provision_state"] == states.INSPECTWAIT
-    assert row["driver_internal_info"]["discoverd_starts"] == 1  # not counted against it
+    assert row["driver_internal_info"]["inspection_start"]["starts"] == 1  # not counted against it
 
 
 async def test_a_start_made_again_whose_conductor_died_before_the_boot_is_made_again(
@@ -759,7 +759,7 @@ async def test_a_start_made_again_whose_conductor_died_before_the_boot_is_made_a
     await check(svc)
     row = await node(svc, uuid)
     assert started == [uuid]
-    assert row["driver_internal_info"]["discoverd_start_lost"].startswith(
+    assert row["driver_internal_info"]["inspection_start"]["lost"].startswith(
         "the conductor stopped before the node was booted")
 
 
@@ -785,7 +785,7 @@ async def test_a_lost_start_whose_report_discoverd_has_is_not_made_again(
     row = await node(svc, uuid)
     assert client.calls.count(("introspect", uuid)) == 1
     assert (row["provision_state"], row["reservation"]) == (states.INSPECTWAIT, None)
-    assert "discoverd_start_lost" not in row["driver_internal_info"]
+    assert row["driver_internal_info"]["inspection_start"]["lost"] is None
     client.statuses[uuid] = {**client.statuses[uuid], "finished": True, "state": "finished"}
     assert await check(svc) == 1
     assert (await node(svc, uuid))["provision_state"] == states.MANAGEABLE
@@ -820,7 +820,7 @@ async def test_a_start_rides_out_a_discoverd_restart(tmp_path: Path) -> None:
         assert client.calls.count(("introspect", uuid)) == 2
         assert (row["provision_state"], row["power_state"]) == (states.INSPECTWAIT,
                                                                 states.POWER_ON)
-        assert "discoverd_start_lost" not in row["driver_internal_info"]
+        assert row["driver_internal_info"]["inspection_start"]["lost"] is None
     finally:
         await svc.stop()
 
@@ -839,7 +839,7 @@ async def test_a_start_made_again_that_finds_the_report_in_leaves_the_node_waiti
     row = await node(svc, uuid)
     assert (row["provision_state"], row["reservation"], row["last_error"]) == (
         states.INSPECTWAIT, None, None)
-    assert "discoverd_start_lost" not in row["driver_internal_info"]
+    assert row["driver_internal_info"]["inspection_start"]["lost"] is None
     assert uuid not in boot_devices(svc)
 
 

@@ -148,7 +148,7 @@ async def test_discoverd_gives_introspection_changes_to_the_pxe_side(tmp_path: P
     svc = DiscoverdService(conf_for(tmp_path))
     try:
         assert svc.pxe is not None
-        assert svc.introspector.on_change == svc.pxe.on_change
+        assert svc.introspector.lifecycle.on_change == svc.pxe.on_change
     finally:
         await svc.db.close()
 
@@ -156,7 +156,7 @@ async def test_discoverd_gives_introspection_changes_to_the_pxe_side(tmp_path: P
 async def test_discoverd_without_pxe_has_no_pxe_side(tmp_path: Path) -> None:
     svc = DiscoverdService(conf_for(tmp_path, enabled="false"))
     try:
-        assert svc.pxe is None and svc.introspector.on_change is None
+        assert svc.pxe is None and svc.introspector.lifecycle.on_change is None
     finally:
         await svc.db.close()
 

@@ -1,0 +1,63 @@
+"""Unit tests of `ironsight inspection ...`: arguments -> requests, responses -> output
+(an `httpx.MockTransport` backed by a `FakeService`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import click
+import httpx
+import pytest
+from click.testing import CliRunner, Result
+
+from ironsight.cli import inspection
+from ironsight.cli.options import Runtime
+
+from ..fakes import FakeService, fake_discoverd
+
+DEADLINES = {"enabled": True, "factor": 3.0, "min_seconds": 30.0, "max_seconds": 600.0,
+             "samples": 100, "min_samples": 5, "steps": ["dhcp_request", "hello"],
+             "learned_at": "2026-12-06T10:00:00",
+             "deadlines": [{"step": "hello", "model": "*", "seconds": 42.5, "p95": 14.2,
+                            "samples": 37}]}
+
+
+@pytest.fixture
+def api() -> FakeService:
+    return fake_discoverd()
+
+
+@pytest.fixture
+def run(api: FakeService, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    monkeypatch.delenv("IRONSIGHT_DISCOVERD_URL", raising=False)
+    group = click.Group("ironsight")
+    inspection.register(group)
+
+    def invoke(*args: str) -> Result:
+        return CliRunner().invoke(group, list(args), obj=Runtime(transport=api.transport))
+
+    return invoke
+
+
+def test_deadlines_as_json_is_discoverds_answer(run, api):
+    api.add("GET", "/v1/deadlines", httpx.Response(200, json=DEADLINES))
+    result = run("inspection", "deadlines", "-f", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == DEADLINES
+    assert str(api.requests[0].url) == "http://127.0.0.1:5050/v1/deadlines"
+
+
+def test_deadlines_table_shows_each_step_and_the_settings(run, api):
+    api.add("GET", "/v1/deadlines", httpx.Response(200, json=DEADLINES))
+    result = run("inspection", "deadlines")
+    assert result.exit_code == 0, result.output
+    assert "hello" in result.output and "42.5" in result.output and "37" in result.output
+    assert "3.0 x p95, within 30.0-600.0 s" in result.output
+
+
+def test_deadlines_table_says_when_none_is_learned(run, api):
+    api.add("GET", "/v1/deadlines", httpx.Response(200, json={**DEADLINES, "deadlines": []}))
+    result = run("inspection", "deadlines")
+    assert result.exit_code == 0, result.output
+    assert "none learned yet" in result.output
