@@ -129,49 +129,45 @@ class Processor:
     async def hello(self, data: dict[str, Any], token: str | None,
                     address: str | None) -> str:
         """The ramdisk's agent is up (before it collects anything): the `hello` phase of
-        the node's attempt. Only with the attempt's callback token, only while the
-        introspection waits for its ramdisk; anything else changes nothing. The UUID."""
-        macs = data.get("macs")
-        if not isinstance(macs, list) or not all(isinstance(m, str) for m in macs) or not macs:
-            raise Invalid("Field 'macs' must be a non-empty list of MAC addresses")
-        caller = _Caller("hello", [m.lower() for m in macs[:64]], None, address)
-        uuid = await self._identify(caller, token)
-        if token is None:
-            message = f"A hello needs the boot's callback token ({callback_token.HEADER} header)"
-            self._refused(caller, diagnosis.MISSING_TOKEN, message, uuid)
-            raise callback_token.TokenRefused(message)
-        await self._authenticate(uuid, token, caller)
-        intro = await self.cache.get(uuid)
-        if intro.state not in (states.STARTING, states.WAITING):
-            raise await self._not_accepting(uuid, caller)
+        the node's attempt. The UUID."""
+        uuid, macs = await self._ramdisk_call("hello", data, token, address)
         await self.cache.timeline.record(uuid, diagnosis.HELLO, "ramdisk",
-                                         {"address": address, "macs": macs[:64]})
+                                         {"address": address, "macs": macs})
         LOG.info("Node %s: the ramdisk said hello from %s", uuid, address)
         return uuid
 
     async def beat(self, data: dict[str, Any], token: str | None,
                    address: str | None) -> str:
         """A progress beat of the ramdisk's agent: its stage and its log's new lines, kept
-        with the node's attempt (the last 64 KiB). As the hello: only with the attempt's
-        callback token, only while the introspection waits for its ramdisk."""
-        macs, stage, text = data.get("macs"), data.get("stage"), data.get("log", "")
-        if not isinstance(macs, list) or not all(isinstance(m, str) for m in macs) or not macs:
-            raise Invalid("Field 'macs' must be a non-empty list of MAC addresses")
+        with the node's attempt (the last 64 KiB). The UUID."""
+        stage, text = data.get("stage"), data.get("log", "")
         if not isinstance(stage, str) or not 0 < len(stage) <= 32:
             raise Invalid("Field 'stage' must be a string of 1 to 32 characters")
         if not isinstance(text, str):
             raise Invalid("Field 'log' must be a string")
-        caller = _Caller("beat", [m.lower() for m in macs[:64]], None, address)
+        uuid, _ = await self._ramdisk_call("beat", data, token, address)
+        await self.cache.timeline.append_log(uuid, stage, text)
+        return uuid
+
+    async def _ramdisk_call(self, kind: str, data: dict[str, Any], token: str | None,
+                            address: str | None) -> tuple[str, list[str]]:
+        """Whose a hello or a beat is (the UUID, and its first 64 MACs): only with the
+        attempt's callback token, only while the introspection waits for its ramdisk;
+        anything else is refused (and recorded) and changes nothing."""
+        macs = data.get("macs")
+        if not isinstance(macs, list) or not all(isinstance(m, str) for m in macs) or not macs:
+            raise Invalid("Field 'macs' must be a non-empty list of MAC addresses")
+        caller = _Caller(kind, [m.lower() for m in macs[:64]], None, address)
         uuid = await self._identify(caller, token)
         if token is None:
-            message = f"A beat needs the boot's callback token ({callback_token.HEADER} header)"
+            message = (f"A {kind} needs the boot's callback token ({callback_token.HEADER} "
+                       "header)")
             self._refused(caller, diagnosis.MISSING_TOKEN, message, uuid)
             raise callback_token.TokenRefused(message)
         await self._authenticate(uuid, token, caller)
         if (await self.cache.get(uuid)).state not in (states.STARTING, states.WAITING):
             raise await self._not_accepting(uuid, caller)
-        await self.cache.timeline.append_log(uuid, stage, text)
-        return uuid
+        return uuid, macs[:64]
 
     async def _identify(self, caller: _Caller, token: str | None) -> str:
         """The introspection the caller's MACs and BMC address name; a lookup that fails

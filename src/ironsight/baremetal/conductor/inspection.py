@@ -417,23 +417,30 @@ class Inspection:
                 return True
             if not interrupted:
                 starts += 1
-            # a start the conductor makes itself is in progress under its lock: marked so
-            # that its death has it made again (periodic.py)
-            internal = updated(internal, starts=starts,
-                               lost=BOOT_INTERRUPTED if iface.conductor_boots else None,
-                               interrupted=iface.conductor_boots)
             what = (f"attempt {starts} of {iface.start_attempts} made again" if interrupted
                     else f"attempt {starts} of {iface.start_attempts}")
-            await task.save(f"Inspection started again ({what}): {why}", event_type="inspection",
-                            release=not iface.conductor_boots,
-                            provision_updated_at=dbapi.utcnow(), driver_internal_info=internal)
-            if iface.conductor_boots:
-                task.spawn(partial(self._start_and_boot, iface=iface, internal=internal),
-                           "inspect")
-                return True
-            node = task.context
-        await self._hand_over(iface, node, again=True)
+            node = await self._restart(
+                task, iface, updated(internal, starts=starts, lost=None, interrupted=False),
+                f"Inspection started again ({what}): {why}")
+        if node is not None:
+            await self._hand_over(iface, node, again=True)
         return True
+
+    async def _restart(self, task: NodeTask, iface: InspectInterface,
+                       internal: dict[str, Any], event: str) -> NodeContext | None:
+        """Record `event` and the start record, and start again: a start the conductor
+        makes itself in a worker, under the lock (None; marked, so that its death has it
+        made again: periodic.py), else the node's context for a hand-over once the lock is
+        given up."""
+        if iface.conductor_boots:
+            internal = updated(internal, lost=BOOT_INTERRUPTED, interrupted=True)
+        await task.save(event, event_type="inspection", release=not iface.conductor_boots,
+                        provision_updated_at=dbapi.utcnow(), driver_internal_info=internal)
+        if iface.conductor_boots:
+            task.spawn(partial(self._start_and_boot, iface=iface, internal=internal),
+                       "inspect")
+            return None
+        return task.context
 
     async def _retried(self, iface: InspectInterface, uuid: str, outcome: InspectOutcome,
                        started: dt.datetime | None) -> bool:
@@ -458,20 +465,12 @@ class Inspection:
                 return False
             if self.tears_down(task.node):
                 await self._tear_down(task)
-            internal = task.node.get("driver_internal_info") or {}
-            if iface.conductor_boots:  # as a start made again: a crash while booting
-                internal = updated(internal, lost=BOOT_INTERRUPTED, interrupted=True)
-            await task.save(f"Inspection started again: its first attempt failed with {code}, "
-                            "which [conductor] inspection_retry_codes retries once "
-                            f"({outcome.error})", event_type="inspection",
-                            release=not iface.conductor_boots,
-                            provision_updated_at=dbapi.utcnow(), driver_internal_info=internal)
-            if iface.conductor_boots:
-                task.spawn(partial(self._start_and_boot, iface=iface, internal=internal),
-                           "inspect")
-                return True
-            node = task.context
-        await self._hand_over(iface, node)
+            node = await self._restart(
+                task, iface, updated(task.node.get("driver_internal_info")),
+                f"Inspection started again: its first attempt failed with {code}, which "
+                f"[conductor] inspection_retry_codes retries once ({outcome.error})")
+        if node is not None:
+            await self._hand_over(iface, node)
         return True
 
     async def _found_started(self, iface: InspectInterface, uuid: str) -> int:
