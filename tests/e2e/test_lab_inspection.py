@@ -262,7 +262,7 @@ def _powered_off(doc: dict[str, Any]) -> bool:
 PXE_STEPS = ("started", "power_on_requested", "dhcp_lease", "loader_fetched", "script_fetched",
              "kernel_fetched", "ramdisk_fetched", "hello", "report_received",
              "processing_done", "finished", "powered_off")
-VMEDIA_STEPS = ("started", "media_requested", "media_inserted", "power_on_requested",
+VMEDIA_STEPS = ("started", "media_requested", "media_built", "media_inserted", "power_on_requested",
                 "powered_on", "hello", "report_received", "processing_done", "finished",
                 "powered_off", "media_ejected")
 

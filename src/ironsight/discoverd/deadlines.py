@@ -85,7 +85,8 @@ def waiting_for(found: Sequence[Mapping[str, Any]]) -> Waiting | None:
             seen[str(p["phase"])] = at
     if diagnosis.REPORT_RECEIVED in seen or diagnosis.FINISHED in seen:
         return None
-    media = diagnosis.MEDIA_REQUESTED in seen or diagnosis.MEDIA_INSERTED in seen
+    media = any(p in seen for p in (diagnosis.MEDIA_REQUESTED, diagnosis.MEDIA_BUILT,
+                                    diagnosis.MEDIA_INSERTED))
     for reached, step in _NEXT_PXE:
         if media and reached in _MEDIA_SKIPS:
             continue

@@ -20,7 +20,8 @@ STARTED = "started"                    # discoverd recorded the introspection
 POWER_ON_REQUESTED = "power_on_requested"  # discoverd asked the bare-metal service
 POWERED_ON = "powered_on"              # ... which carried it out
 MEDIA_REQUESTED = "media_requested"    # virtual media: the conductor took the boot parameters
-MEDIA_INSERTED = "media_inserted"      # ... and the BMC inserted the ISO
+MEDIA_BUILT = "media_built"            # ... the node's image ready (the ISO built or current)
+MEDIA_INSERTED = "media_inserted"      # ... and the BMC inserted it
 DHCP_REQUEST = "dhcp_request"          # the node's DHCPDISCOVER/SOLICIT reached dnsmasq
 DHCP_LEASE = "dhcp_lease"              # dnsmasq gave it an address
 LOADER_FETCHED = "loader_fetched"      # a boot loader or iPXE's first script
@@ -34,13 +35,14 @@ POWERED_OFF = "powered_off"            # after processing (by discoverd or the c
 MEDIA_EJECTED = "media_ejected"        # virtual media: the CD ejected at the end
 FINISHED = "finished"                  # the attempt's end: its result and failure code
 
-PHASES = (STARTED, MEDIA_REQUESTED, MEDIA_INSERTED, POWER_ON_REQUESTED, POWERED_ON,
+PHASES = (STARTED, MEDIA_REQUESTED, MEDIA_BUILT, MEDIA_INSERTED, POWER_ON_REQUESTED, POWERED_ON,
           DHCP_REQUEST, DHCP_LEASE, LOADER_FETCHED, SCRIPT_FETCHED, KERNEL_FETCHED,
           RAMDISK_FETCHED, HELLO, REPORT_RECEIVED, PROCESSING_DONE, POWERED_OFF, MEDIA_EJECTED,
           FINISHED)
 # The steps a bare-metal conductor that boots the node itself tells discoverd of
 # (`POST /v1/phases`, for many nodes at once): its power actions and its virtual media.
-CONDUCTOR_PHASES = (POWER_ON_REQUESTED, POWERED_ON, MEDIA_INSERTED, POWERED_OFF, MEDIA_EJECTED)
+CONDUCTOR_PHASES = (POWER_ON_REQUESTED, POWERED_ON, MEDIA_BUILT, MEDIA_INSERTED, POWERED_OFF,
+                    MEDIA_EJECTED)
 
 # Failure codes (docs/troubleshooting.md).
 BOOT_NO_DHCP = "BOOT_NO_DHCP"
@@ -91,6 +93,7 @@ _SAID = {DHCP_REQUEST: "a DHCP request was seen", DHCP_LEASE: "a DHCP lease was 
          HELLO: "the ramdisk said hello", REPORT_RECEIVED: "the ramdisk's report arrived",
          PROCESSING_DONE: "the report was processed",
          MEDIA_REQUESTED: "the inspection ISO was requested for virtual media",
+         MEDIA_BUILT: "the node's inspection ISO was ready",
          MEDIA_INSERTED: "the inspection ISO was inserted",
          STARTED: "the introspection started",
          POWER_ON_REQUESTED: "power on was requested", POWERED_ON: "the node was powered on"}
@@ -106,14 +109,15 @@ def stall(phases: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """(code, phrase) of an attempt that stopped: named after the furthest phase it reached
     and the one that should have come next."""
     seen = {p["phase"]: p for p in phases if p.get("phase") != FINISHED}
-    media = MEDIA_REQUESTED in seen or MEDIA_INSERTED in seen
+    media = any(p in seen for p in (MEDIA_REQUESTED, MEDIA_BUILT, MEDIA_INSERTED))
     for phase, code, missing in _PXE_STALLS:
         if phase in seen:
             if media and phase in (DHCP_REQUEST, DHCP_LEASE, POWERED_ON):
                 continue  # no PXE boot follows (a DHCP is the ramdisk's own): below
             return code, f"{_SAID[phase]} at {_when(seen[phase]['at'])} but {missing}"
     if media:
-        last = next(p for p in (POWERED_ON, MEDIA_INSERTED, MEDIA_REQUESTED) if p in seen)
+        last = next(p for p in (POWERED_ON, MEDIA_INSERTED, MEDIA_BUILT, MEDIA_REQUESTED)
+                    if p in seen)
         return RAMDISK_NO_HELLO, (f"{_SAID[last]} at {_when(seen[last]['at'])} but the "
                                   "ramdisk never said hello")
     return BOOT_NO_DHCP, "no DHCP request from the node was ever seen"

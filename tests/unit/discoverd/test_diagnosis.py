@@ -91,3 +91,9 @@ def test_each_steps_duration_runs_from_the_step_before_it():
               {"phase": d.DHCP_LEASE, "at": AT + dt.timedelta(seconds=9)}]  # the ramdisk's
     assert d.step_durations(phases) == {d.DHCP_LEASE: 2.0, d.POWERED_ON: 3.0,
                                         d.LOADER_FETCHED: 2.0}
+
+
+def test_a_virtual_media_boot_stalled_after_its_image_was_ready_says_so():
+    code, phrase = d.stall(seen(d.STARTED, d.MEDIA_REQUESTED, d.MEDIA_BUILT))
+    assert (code, phrase) == (d.RAMDISK_NO_HELLO, "the node's inspection ISO was ready at "
+                              "10:02:15 but the ramdisk never said hello")

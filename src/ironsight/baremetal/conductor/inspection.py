@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -58,7 +59,8 @@ LOG = logging.getLogger(__name__)
 # Steps of an attempt the conductor tells the inspection service of (discoverd's
 # diagnosis.CONDUCTOR_PHASES: the names are its API's, not an import of its code).
 POWER_ON_REQUESTED, POWERED_ON = "power_on_requested", "powered_on"
-MEDIA_INSERTED, MEDIA_EJECTED, POWERED_OFF_PHASE = "media_inserted", "media_ejected", "powered_off"
+MEDIA_BUILT, MEDIA_INSERTED = "media_built", "media_inserted"
+MEDIA_EJECTED, POWERED_OFF_PHASE = "media_ejected", "powered_off"
 
 # How long a failure found after the lock was given up waits for the lock again (discoverd
 # may hold it briefly for the boot device or a reboot).
@@ -215,7 +217,9 @@ class Inspection:
         extra = static_args(task.node.get("network_data"), macs)
         if macs and not any(a.startswith("BOOTIF=") for a in extra):
             extra.insert(0, "BOOTIF=01-" + macs[0].replace(":", "-"))
+        began = time.monotonic()
         url = await self.media.publish(task.uuid, " ".join([params, *extra]))
+        steps.append(_step(MEDIA_BUILT, {"seconds": round(time.monotonic() - began, 3)}))
         try:
             await boot.insert(task.context, url)
         except IronsightError:

@@ -7,6 +7,7 @@ of the test's own (the real one has its own tests in tests/*/ramdisk/)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -82,9 +83,13 @@ class BootingInspect(ScriptedInspect):
     def __init__(self, conf: config.Config) -> None:
         super().__init__(conf, hands_off=True)
         self.outcome = InspectOutcome.waiting()
+        self.steps: list[dict[str, Any]] = []  # told for the attempt's timeline
 
     async def ramdisk_params(self, node: NodeContext) -> str:
         return TOKEN_PARAMS
+
+    async def add_phases(self, node: NodeContext, steps: Sequence[dict[str, Any]]) -> None:
+        self.steps.extend(steps)
 
 
 @pytest.fixture
@@ -137,6 +142,14 @@ async def test_the_node_is_booted_from_its_published_image(
     assert management.boot_devices[uuid] == {"boot_device": "cdrom", "persistent": False}
     events = [h["event"] for h in await history(db, uuid)]
     assert any("inserted as a virtual CD" in e for e in events)
+
+
+async def test_the_timeline_is_told_the_image_was_ready_then_inserted_then_the_power_on(
+        ins: Inspection, db: Database, booting: BootingInspect) -> None:
+    await inspect(ins, await media_node(db))
+    assert [step["phase"] for step in booting.steps] == [
+        "media_built", "media_inserted", "power_on_requested", "powered_on"]
+    assert booting.steps[0]["details"]["seconds"] >= 0
 
 
 async def test_the_image_carries_the_services_parameters_and_the_boot_nic(
