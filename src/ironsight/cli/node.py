@@ -35,6 +35,7 @@ from ironsight.cli.output import (
     object_table,
     print_table,
 )
+from ironsight.client.history import STEP_KEYS, with_steps
 from ironsight.client.http import ApiClient, ApiError, node_path
 from ironsight.client.wait import NodeWatch, wait_for_nodes
 
@@ -339,39 +340,12 @@ def node_history(ctx: click.Context, node_ident: str, steps: bool) -> None:
                 "attempts", [])
         except ApiError:  # an older service, or no inspection service: the events alone
             attempts = []
-        events = _with_steps(events, attempts)
+        events = with_steps(events, attempts)
     columns = [("UUID", "uuid"), ("Created At", "created_at"), ("Severity", "severity"),
                ("Event", "event")]
     emit(ctx, events, lambda: list_table(events, columns))
 
 
-def _with_steps(events: Sequence[JsonObject], attempts: Sequence[JsonObject]
-                ) -> list[JsonObject]:
-    """The history's events and the attempts' steps, by time (a step has no UUID)."""
-    found = [dict(e) for e in events]
-    for attempt in attempts:
-        for phase in attempt.get("phases") or []:
-            details = ", ".join(f"{k}={v}" for k, v in phase.items()
-                                if k not in TIMELINE_SKIP and v is not None)
-            failed = phase.get("phase") == "finished" and attempt.get("failure_code")
-            found.append({
-                "uuid": None, "created_at": phase.get("at"),
-                "severity": "ERROR" if failed else "INFO", "event_type": "inspection_step",
-                "event": f"Inspection attempt {attempt.get('attempt')}: {phase.get('phase')} "
-                         f"({phase.get('source')}{': ' + details if details else ''})"})
-    return sorted(found, key=lambda e: _utc(e.get("created_at")))
-
-
-def _utc(value: Any) -> dt.datetime:
-    """A timestamp as naive UTC, for ordering (the history's carry an offset, the steps'
-    none); the oldest time when there is none."""
-    found = _parse_time(value)
-    if found is None:
-        return dt.datetime.min
-    return found if found.tzinfo is None else found.astimezone(dt.UTC).replace(tzinfo=None)
-
-
-TIMELINE_SKIP = ("phase", "at", "source")
 
 
 @node.command("timeline")
@@ -419,7 +393,7 @@ def _timeline_table(attempts: Sequence[JsonObject]) -> Table:
                       if isinstance(at, dt.datetime) and isinstance(start, dt.datetime)
                       else "")
             details = ", ".join(f"{k}={v}" for k, v in phase.items()
-                                if k not in TIMELINE_SKIP and v is not None)
+                                if k not in STEP_KEYS and v is not None)
             table.add_row(f"{found.get('attempt')} ({verdict})" if first else "",
                           str(phase.get("phase")), str(phase.get("at") or "")[11:23], offset,
                           str(phase.get("source") or ""), details)

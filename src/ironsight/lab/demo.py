@@ -32,8 +32,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.console import Console
 
+from ironsight.client.history import with_steps
 from ironsight.client.http import ApiClient, ClientError, api_answers, baremetal_client, node_path
 from ironsight.client.wait import Poller, read_nodes, until
 from ironsight.lab.bmc import BmcServer
@@ -85,11 +87,16 @@ def _start_service(state_dir: Path) -> subprocess.Popen[bytes]:
 
 
 def _print_history(api: ApiClient, node: str) -> None:
-    """A node's history (GET /v1/nodes/NODE/history): time and event, one line each."""
+    """A node's history (GET /v1/nodes/NODE/history) with its inspection's steps (its
+    timeline: `ironsight node history`): time and event, one line each."""
     history = api.get(node_path(node, "history"))["history"]
+    attempts = api.get(node_path(node, "inspection", "attempts"))["attempts"]
     console.print(f"[bold]history of {node}[/bold]")
-    for event in history:
-        console.print(f"  {event['created_at'][11:23]}  {event['event']}")
+    for event in with_steps(history, attempts):
+        step = event.get("event_type") == "inspection_step"
+        text = event["event"].split(": ", 1)[-1] if step else event["event"]
+        console.print(f"  {str(event['created_at'])[11:23]}  " + (
+            f"  [dim]{escape(text)}[/dim]" if step else escape(text)))
 
 
 def _cli(*args: str) -> int:
