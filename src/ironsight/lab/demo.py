@@ -32,8 +32,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
 from rich.console import Console
+from rich.markup import escape
 
 from ironsight.client.history import with_steps
 from ironsight.client.http import ApiClient, ClientError, api_answers, baremetal_client, node_path
