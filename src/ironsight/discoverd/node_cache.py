@@ -34,6 +34,7 @@ from sqlalchemy import (
     or_,
     select,
     true,
+    union_all,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -45,7 +46,7 @@ from ironsight.common.db import Database
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
 from ironsight.common.process import pid_alive
 from ironsight.discoverd import callback_token, diagnosis, states
-from ironsight.discoverd.db.models import attributes, data, introspections
+from ironsight.discoverd.db.models import attributes, data, introspections, phases
 from ironsight.discoverd.timeline import Step, Timeline
 
 MAC = "mac"
@@ -87,11 +88,13 @@ def _allowed(event: str) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _transition_statement(event: str, keys: tuple[str, ...], one_statement: bool) -> Any:
+def _transition_statement(event: str, keys: tuple[str, ...], one_statement: bool,
+                          steps: int = 0) -> Any:
     """The conditional UPDATE of a transition. One to a final state returns the start time
     (for the duration) and drops the lookup attributes: with `one_statement` (PostgreSQL),
-    in the same statement (a data-modifying CTE: one round trip instead of four); else the
-    caller deletes them in the same transaction."""
+    in the same statement (data-modifying CTEs: one round trip instead of four), which also
+    returns the run and writes the timeline's last `steps` steps (parameters p<i>_phase,
+    p<i>_at, p<i>_details); else the caller deletes them in the same transaction."""
     stmt = (update(introspections)
             .where(introspections.c.uuid == bindparam("b_uuid"), _allowed(event))
             .values({k: bindparam(f"v_{k}") for k in keys}))
@@ -99,9 +102,22 @@ def _transition_statement(event: str, keys: tuple[str, ...], one_statement: bool
         return stmt
     if not one_statement:
         return stmt.returning(introspections.c.started_at)
-    ended = stmt.returning(introspections.c.uuid, introspections.c.started_at).cte("ended")
+    ended = stmt.returning(introspections.c.uuid, introspections.c.started_at,
+                           introspections.c.run).cte("ended")
     gone = delete(attributes).where(attributes.c.uuid.in_(select(ended.c.uuid))).cte("gone")
-    return select(ended.c.started_at).add_cte(gone)
+    found = select(ended.c.started_at, ended.c.run).add_cte(gone)
+    if steps:
+        rows = [select(ended.c.uuid, ended.c.run,
+                       bindparam(f"p{i}_phase", type_=phases.c.phase.type),
+                       bindparam(f"p{i}_at", type_=phases.c.at.type),
+                       literal("discoverd", phases.c.source.type),
+                       bindparam(f"p{i}_details", type_=phases.c.details.type))
+                for i in range(steps)]
+        noted = insert(phases).from_select(
+            ["uuid", "run", "phase", "at", "source", "details"],
+            rows[0] if steps == 1 else union_all(*rows)).cte("noted")
+        found = found.add_cte(noted)
+    return found
 
 
 _DELETE_ATTRIBUTES = delete(attributes).where(attributes.c.uuid == bindparam("uuid"))
@@ -177,9 +193,10 @@ _PRUNE = delete(data).where(
 
 
 @functools.lru_cache(maxsize=8)
-def _accept_statement(keys: tuple[str, ...]) -> Any:
-    """PostgreSQL: the transition to `processing` and the report's upsert as one statement
-    (the report is stored if and only if it was accepted)."""
+def _accept_statement(keys: tuple[str, ...], step: bool = False) -> Any:
+    """PostgreSQL: the transition to `processing`, the report's upsert and (`step`) the
+    timeline's step as one statement (the report and its step are stored if and only if it
+    was accepted; a round trip each would be the report's latency)."""
     moved = (_transition_statement("process", keys, False)
              .returning(introspections.c.uuid, introspections.c.run,
                         introspections.c.started_at).cte("moved"))
@@ -188,7 +205,16 @@ def _accept_statement(keys: tuple[str, ...]) -> Any:
         select(moved.c.uuid, moved.c.run, moved.c.started_at, literal(False),
                bindparam("data", type_=data.c.data.type),
                bindparam("stored_at", type_=data.c.stored_at.type)))
-    return _replacing(new).returning(data.c.uuid).add_cte(moved)
+    statement = _replacing(new).returning(data.c.uuid).add_cte(moved)
+    if step:  # a data-modifying CTE runs whether or not the statement reads it
+        noted = insert(phases).from_select(
+            ["uuid", "run", "phase", "at", "source", "details"],
+            select(moved.c.uuid, moved.c.run, bindparam("s_phase", type_=phases.c.phase.type),
+                   bindparam("s_at", type_=phases.c.at.type),
+                   bindparam("s_source", type_=phases.c.source.type),
+                   bindparam("s_details", type_=phases.c.details.type))).cte("noted")
+        statement = statement.add_cte(noted)
+    return statement
 _LOOKUP = select(attributes.c.uuid).where(or_(
     and_(attributes.c.name == MAC, attributes.c.value.in_(bindparam("macs", expanding=True))),
     and_(attributes.c.name == BMC, attributes.c.value.in_(bindparam("bmcs", expanding=True)))))
@@ -403,26 +429,32 @@ class NodeCache:
             values.update(callback_token_hash=None)  # its callback token dies with it
         elif event == "reapply":
             values.update(error=None)
-        params = {f"v_{k}": v for k, v in values.items()}
+        params: dict[str, Any] = {f"v_{k}": v for k, v in values.items()}
         params["b_uuid"] = uuid
+        steps = [*before, Timeline.end_step(success, code, error)] if ends else []
         run = None
         async with self.db.single() as conn:
             one = conn.dialect.name == "postgresql"
-            result = await conn.execute(
-                _transition_statement(event, tuple(sorted(values)), one), params)
+            if one:
+                for i, (phase, details, at) in enumerate(steps):
+                    params.update({f"p{i}_phase": phase, f"p{i}_at": at or now,
+                                   f"p{i}_details": details})
+            result = await conn.execute(_transition_statement(
+                event, tuple(sorted(values)), one, len(steps) if one else 0), params)
             ended = result.first() if final else None
             if ended is not None and not one:
                 await conn.execute(_DELETE_ATTRIBUTES, {"uuid": uuid})
                 if ends:
-                    steps = [*before, Timeline.end_step(success, code, error)]
                     run = await Timeline.write(conn, uuid, "discoverd", steps)
                     if run is not None:
                         await self.timeline.prune_in(conn, uuid, run)
         if ended is not None:
             if ends and one:
-                await self.timeline.finished(uuid, success=success, failure_code=code,
-                                             error=error, before=before)
-            elif ends:
+                run = int(ended[1])
+                if run > self.timeline.keep_runs:  # rarely: a node's sixth attempt on
+                    async with self.db.begin() as conn:
+                        await self.timeline.prune_in(conn, uuid, run)
+            if ends:
                 self.timeline.ended_run(uuid, run, success, code)
             if self.on_end is not None:
                 self.on_end(target, (now - ended[0]).total_seconds())
@@ -486,9 +518,10 @@ class NodeCache:
         in `processing` with nothing stored to process (a database lost in between), which
         the ramdisk's retry could then not fix. `step` goes on the timeline (on SQLite in
         the same commit). Whether it was accepted."""
-        if payload is None or self.db.backend == "postgresql":
-            accepted = (await self.transition(uuid, "process", owner=owner) if payload is None
-                        else await self._accept_pg(uuid, payload, owner))
+        if self.db.backend == "postgresql" and payload is not None:
+            return await self._accept_pg(uuid, payload, owner, step)
+        if payload is None:
+            accepted = await self.transition(uuid, "process", owner=owner)
             if accepted and step is not None:
                 await self.timeline.record_many(uuid, "ramdisk", [step])
             return accepted
@@ -515,10 +548,16 @@ class NodeCache:
         params.update(b_uuid=uuid, data=payload, stored_at=now)
         return values, params
 
-    async def _accept_pg(self, uuid: str, payload: Any, owner: str) -> bool:
+    async def _accept_pg(self, uuid: str, payload: Any, owner: str,
+                         step: Step | None = None) -> bool:
         values, params = self._accept_params(uuid, payload, owner)
+        if step is not None:
+            phase, details, at = step
+            params.update(s_phase=phase, s_at=at or params["stored_at"], s_source="ramdisk",
+                          s_details=details)
         async with self.db.single() as conn:
-            found = await conn.execute(_accept_statement(tuple(sorted(values))), params)
+            found = await conn.execute(
+                _accept_statement(tuple(sorted(values)), step is not None), params)
             if found.first() is None:
                 return False
         await self._prune(uuid)

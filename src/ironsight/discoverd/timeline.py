@@ -162,23 +162,6 @@ class Timeline:
                    "failure_code": None if success else failure_code, "error": error}
         return diagnosis.FINISHED, details, None
 
-    async def finished(self, uuid: str, *, success: bool, failure_code: str | None,
-                       error: str | None, before: Sequence[Step] = ()) -> None:
-        """The attempt's end (its result and code, after the `before` steps) in a
-        transaction of its own (PostgreSQL; node_cache writes it in the transition's own
-        on SQLite, then calls `ended`)."""
-        code = await self.code_for(uuid, success, failure_code)
-        steps = [*before, self.end_step(success, code, error)]
-        try:
-            async with self.db.begin() as conn:
-                run = await self.write(conn, uuid, "discoverd", steps)
-                if run is not None:
-                    await self.prune_in(conn, uuid, run)
-        except Exception as exc:
-            LOG.warning("Node %s: the attempt's end not recorded: %s", uuid, exc)
-            return
-        self.ended_run(uuid, run, success, code)
-
     async def prune_in(self, conn: Any, uuid: str, run: int) -> None:
         """Drop the node's runs beyond the kept ones (timelines and logs)."""
         if run > self.keep_runs:

@@ -12,6 +12,7 @@ import pytest
 from ironsight.discoverd.callback_token import HEADER
 from ironsight.discoverd.service import DiscoverdService
 
+from .conftest import BOTH_DBS
 from .helpers import error_message, ipa_payload, issued_token, make_node, start, wait_finished
 
 UNKNOWN = "7f3c9f7e-0000-4000-8000-000000000000"
@@ -179,3 +180,18 @@ async def test_a_beat_without_a_token_is_403_and_a_huge_one_413(
     body["log"] = "x" * 30000
     assert (await di.post("/v1/beat", json=body)).status_code == 413
     assert (await di.get(f"/v1/introspection/{m.uuid}/logs")).json()["log"] == ""
+
+
+@BOTH_DBS
+async def test_a_reports_step_is_on_the_timeline_with_its_macs_and_model(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    m = await make_node(bm)
+    await start(di, m.uuid)
+    resp = await di.post("/v1/continue", json=ipa_payload(m))
+    assert resp.status_code == 200, resp.text
+    await wait_finished(di, m.uuid)
+    steps = {p["phase"]: p for p in (await attempts(di, m.uuid))[-1]["phases"]}
+    report = steps["report_received"]
+    assert (report["source"], report["model"]) == ("ramdisk", "ACME Test")
+    assert set(m.macs) <= set(report["macs"])  # type: ignore[arg-type]
+    assert steps["started"]["at"] <= report["at"] <= steps["finished"]["at"]
