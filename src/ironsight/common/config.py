@@ -355,7 +355,11 @@ class DeadlinesSection:
         "the hello's deadline.", choices=DEADLINE_STEPS)
     factor: float = opt(3.0, "A step's deadline: its p95 times this.", minimum=1.0)
     min_seconds: float = opt(30.0, "No deadline shorter than this.", minimum=0.1)
-    max_seconds: float = opt(600.0, "No deadline longer than this.", minimum=0.1)
+    max_seconds: float = opt(
+        1800.0, "No deadline longer than this (the bare-metal service's inspect_wait_timeout "
+        "by default). Keep it well above the slowest healthy step: a step whose p95 x factor "
+        "is cut here ends healthy boots that are merely slow (a server's POST can take "
+        "minutes).", minimum=0.1)
     samples: int = opt(
         100, "How many of the newest successful attempts (with their timelines kept: "
         "[introspection] timeline_history per node) the deadlines are learned from.",

@@ -137,7 +137,7 @@ def test_the_steps_option_names_only_known_steps(tmp_path) -> None:  # type: ign
 
 def test_min_seconds_above_max_seconds_is_refused() -> None:
     with pytest.raises(ConfigError, match="min_seconds"):
-        load(None, {"deadlines": {"min_seconds": "700"}})
+        load(None, {"deadlines": {"min_seconds": "2000"}})
 
 
 def test_every_deadline_step_is_a_phase() -> None:
