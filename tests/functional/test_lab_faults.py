@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import threading
@@ -21,22 +20,13 @@ from ironsight.lab import faults, network
 from ironsight.lab.network import LabNetwork, entered
 from ironsight.lab.state import NS_RAMDISK_PORT
 
+from .lab_network import MARKS
+
 WAIT = 1.5  # an answer comes within milliseconds; a dropped request never does
 BROKEN_MAC, OTHER_MAC = "52:54:00:fa:00:01", "52:54:00:fa:00:02"
 
 
-def _why_not() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (network namespaces)"
-    for program, package in (("ip", "iproute2"), ("nft", "nftables")):
-        if shutil.which(program) is None:
-            return f"{program} is not installed (apt-get install {package})"
-    return None
-
-
-WHY_NOT = _why_not()
-pytestmark = [pytest.mark.functional, pytest.mark.skipif(WHY_NOT is not None,
-                                                         reason=WHY_NOT or "")]
+pytestmark = MARKS
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ import contextlib
 import ipaddress
 import os
 import secrets
-import shutil
 import socket
 import struct
 import subprocess
@@ -28,6 +27,8 @@ import pytest
 from ironsight.lab import network
 from ironsight.lab.network import LabNetwork, entered
 
+from .lab_network import MARKS
+
 ETH_P_ALL = 0x0003
 IPV4, ARP, IPV6 = "IPv4", "ARP", "IPv6"
 PACKET_OUTGOING = 4
@@ -37,18 +38,7 @@ CONNECT_TIMEOUT = 3.0
 V6_PORT, V4_PORT = "isv-v6port", "isv-v4port"
 
 
-def _why_not() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root (network namespaces)"
-    for program, package in (("ip", "iproute2"), ("nft", "nftables")):
-        if shutil.which(program) is None:
-            return f"{program} is not installed (apt-get install {package})"
-    return None
-
-
-WHY_NOT = _why_not()
-pytestmark = [pytest.mark.functional, pytest.mark.skipif(WHY_NOT is not None,
-                                                         reason=WHY_NOT or "")]
+pytestmark = MARKS
 
 
 @dataclass(frozen=True)

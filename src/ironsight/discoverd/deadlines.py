@@ -14,12 +14,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, select
 
 from ironsight.common.config import DeadlinesSection
 from ironsight.common.db import Database
 from ironsight.discoverd import diagnosis, states
 from ironsight.discoverd.db.models import introspections, phases
+from ironsight.discoverd.timeline import phases_of
 
 # The step a running attempt waits for, after the furthest phase it reached (a PXE boot;
 # virtual media waits for the ramdisk's hello once the node is on).
@@ -156,18 +157,15 @@ class Deadlines:
                 .order_by(phases.c.id.desc()).limit(self.conf.samples * 4))).all()
             runs = [(uuid, int(run)) for uuid, run, details in ends
                     if (details or {}).get("result") == "success"][:self.conf.samples]
-            rows = (await conn.execute(
-                select(phases.c.uuid, phases.c.run, phases.c.phase, phases.c.at,
-                       phases.c.details)
-                .where(or_(*[and_(phases.c.uuid == u, phases.c.run == r) for u, r in runs]))
-                .order_by(phases.c.id))).mappings().all() if runs else []
-        by_run: dict[tuple[str, int], list[dict[str, Any]]] = {}
-        for row in rows:
-            by_run.setdefault((row["uuid"], int(row["run"])), []).append(dict(row))
+            by_run = await phases_of(conn, runs)
         self.learned = self.learn_from(
             (_model(found), diagnosis.step_durations(found))
             for found in (by_run[r] for r in runs if r in by_run))
         self.learned_at = now
+        return self.listed()
+
+    def listed(self) -> list[Deadline]:
+        """The learned deadlines, by model, then in the order of the steps."""
         return sorted(self.learned.values(), key=lambda d: (d.model, _order(d.step)))
 
     async def overdue(self, now: dt.datetime) -> list[Late]:

@@ -59,6 +59,21 @@ def _tail(text: str) -> str:
     return data[-LOG_KEEP:].decode(errors="ignore")
 
 
+async def phases_of(conn: Any, runs: Sequence[tuple[str, int]]
+                    ) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    """The steps of the given (uuid, run) attempts, in one query, by attempt, in order."""
+    if not runs:
+        return {}
+    rows = (await conn.execute(
+        select(phases.c.uuid, phases.c.run, phases.c.phase, phases.c.at, phases.c.details)
+        .where(or_(*[and_(phases.c.uuid == u, phases.c.run == r) for u, r in runs]))
+        .order_by(phases.c.id))).mappings().all()
+    found: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in rows:
+        found.setdefault((row["uuid"], int(row["run"])), []).append(dict(row))
+    return found
+
+
 def _iso(value: dt.datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
@@ -154,7 +169,7 @@ class Timeline:
         """The failure code of an attempt that ends: the given one, else the stalled step's."""
         if success:
             return None
-        return failure_code or diagnosis.stall(await self._current_phases(uuid))[0]
+        return failure_code or await self.stalled_code(uuid)
 
     @staticmethod
     def end_step(success: bool, failure_code: str | None, error: str | None) -> Step:
@@ -183,14 +198,8 @@ class Timeline:
         if self.on_steps is None or not self._unobserved:
             return
         runs, self._unobserved = self._unobserved[:STEPS_BATCH], self._unobserved[STEPS_BATCH:]
-        wanted = or_(*[and_(phases.c.uuid == u, phases.c.run == r) for u, r in runs])
         async with self.db.read() as conn:
-            rows = (await conn.execute(select(phases.c.uuid, phases.c.run, phases.c.phase,
-                                              phases.c.at).where(wanted)
-                                       .order_by(phases.c.id))).mappings().all()
-        by_run: dict[tuple[str, int], list[dict[str, Any]]] = {}
-        for row in rows:
-            by_run.setdefault((row["uuid"], int(row["run"])), []).append(dict(row))
+            by_run = await phases_of(conn, runs)
         for found in by_run.values():
             self.on_steps(diagnosis.step_durations(found))
 

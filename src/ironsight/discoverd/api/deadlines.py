@@ -22,8 +22,7 @@ async def list_deadlines(ctx: Ctx) -> Any:
     stale = found is None or found.learned_at is None or (
         now - found.learned_at).total_seconds() >= conf.learn_interval
     learned = (await found.learn(now) if stale and found is not None
-               else sorted(found.learned.values(), key=lambda d: (d.model, d.step))
-               if found is not None else [])
+               else found.listed() if found is not None else [])
     return 200, {
         "enabled": conf.enabled, "factor": conf.factor, "min_seconds": conf.min_seconds,
         "max_seconds": conf.max_seconds, "samples": conf.samples,
