@@ -57,7 +57,7 @@ def test_db_upgrade_on_sqlite_is_idempotent(tmp_path: Path) -> None:
     for _ in range(2):
         proc = ironsight("db", "upgrade", env=env)
         assert proc.returncode == 0, proc.stderr
-        assert "bare-metal tables at revision 0009" in proc.stdout
+        assert "bare-metal tables at revision 0010" in proc.stdout
     assert (tmp_path / "ironsight.sqlite").exists()
 
 
@@ -69,7 +69,7 @@ def test_db_upgrade_on_postgresql(tmp_path: Path) -> None:
         conf.write_text(f"[database]\nconnection = {url}\n")
         proc = ironsight("db", "upgrade", "--config-file", str(conf))
         assert proc.returncode == 0, proc.stderr
-        assert "bare-metal tables at revision 0009" in proc.stdout
+        assert "bare-metal tables at revision 0010" in proc.stdout
     finally:
         drop_pg_database(url)
 
@@ -87,7 +87,7 @@ def test_replicas_upgrading_one_new_database_at_once_all_succeed(tmp_path: Path)
                                   stderr=subprocess.PIPE, text=True) for _ in range(4)]
         results = [(proc.wait(60), *proc.communicate()) for proc in procs]
         assert [code for code, _out, _err in results] == [0] * 4, results
-        assert all("discoverd tables at revision 0008" in out for _code, out, _err in results)
+        assert all("discoverd tables at revision 0009" in out for _code, out, _err in results)
     finally:
         drop_pg_database(url)
 

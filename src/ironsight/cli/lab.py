@@ -1,5 +1,6 @@
-"""`ironsight lab up|status|down`: QEMU VMs behind virtual BMCs, PXE-booting the real
-discovery ramdisk from a real `ironsight serve`, all in one isolated network namespace.
+"""`ironsight lab up|status|power-on|fault|down`: QEMU VMs behind virtual BMCs, PXE-booting
+the real discovery ramdisk from a real `ironsight serve`, all in one isolated network
+namespace.
 
 After `up`, the bare-metal API is published on 127.0.0.1 (default port 6385), so the usual
 client commands work as they are: `ironsight node list`, `ironsight node inspect lab-1 --wait`.
@@ -65,14 +66,21 @@ def lab_group() -> None:
 @click.option("--ipv6-only-nodes", type=click.IntRange(0, 50), default=0, show_default=True,
               help="How many of the UEFI PXE VMs (the last ones) are on IPv6-only ports: PXE "
                    "over IPv6, no IPv4 or ARP passes their tap.")
+@click.option("--unknown-nodes", type=click.IntRange(0, 20), default=0, show_default=True,
+              help="More VMs, unknown-1..K, that nobody enrols: BIOS, behind virtual IPMI BMCs "
+                   "(pxe_ipmitool), off until `ironsight lab power-on NAME`, each with a "
+                   "second, isolated NIC whose MAC is the same on all of them; listed in "
+                   "<state dir>/manifest.csv (a delivery manifest), with the service's "
+                   "[auto_discovery] on.")
 @click.option("--no-manage", is_flag=True, help="Leave the enrolled nodes in enroll.")
 def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, namespace: str,
                api_port: int, discoverd_port: int, ssh_nodes: int, redfish_nodes: int,
-               firmware_kinds: list[str], ipv6_only_nodes: int, no_manage: bool) -> None:
+               firmware_kinds: list[str], ipv6_only_nodes: int, unknown_nodes: int,
+               no_manage: bool) -> None:
     """Build/reuse the ramdisk, create the network, start the BMCs (and the hypervisor of
     the pxe_ssh and redfish VMs, and the Redfish BMC) and the service, enroll the nodes
     (pxe_ipmitool and pxe_ipminative alternating, then pxe_ssh, then redfish) and manage
-    them."""
+    them; with --unknown-nodes, write the unknown VMs' manifest."""
     from ironsight.lab.lifecycle import up
     from ironsight.lab.network import LabNetwork, NetworkError
     from ironsight.lab.state import LabError, LabOptions, default_vms
@@ -82,7 +90,8 @@ def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, nam
                                  f"({nodes})", param_hint="--ssh-nodes/--redfish-nodes")
     try:
         vms = default_vms(nodes, ssh=ssh_nodes, redfish=redfish_nodes,
-                          firmware=firmware_kinds, ipv6_only=ipv6_only_nodes)
+                          firmware=firmware_kinds, ipv6_only=ipv6_only_nodes,
+                          unknown=unknown_nodes)
     except LabError as exc:
         raise click.BadParameter(str(exc), param_hint="--ipv6-only-nodes") from None
     options = LabOptions(state_dir=_state_dir(state_dir), vms=vms,
@@ -96,8 +105,14 @@ def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, nam
     click.echo(f"lab up: {len(options.vms)} VMs, bare-metal API {lab.api_url}, discoverd "
                f"{lab.discoverd_url}")
     click.echo(f"  export IRONSIGHT_URL={lab.api_url}   # if not the default port")
-    click.echo("  ironsight node inspect " + " ".join(vm.spec.name for vm in lab.vms)
-               + " --wait 300")
+    click.echo("  ironsight node inspect " + " ".join(vm.spec.name for vm in lab.vms
+                                                       if not vm.unknown) + " --wait 300")
+    unknown = [vm.spec.name for vm in lab.vms if vm.unknown]
+    if unknown:
+        click.echo(f"unknown VMs (not enrolled, off): {', '.join(unknown)}")
+        click.echo(f"  delivery manifest: {lab.manifest_file}")
+        state = f" --state-dir {state_dir}" if state_dir is not None else ""
+        click.echo(f"  ironsight lab power-on {unknown[0]}{state}   # boots it into discovery")
 
 
 @lab_group.command("status")
@@ -143,6 +158,7 @@ def _summary(info: dict[str, Any]) -> str:
                       else str(vm["qemu_pid"] or "off"),
                       vm["provision_state"] or "?", vm["power_state"] or "?", found)
     console = Console(width=160, record=True)
+    unknown = [vm["name"] for vm in info["vms"] if vm.get("unknown")]
     with console.capture() as capture:
         state = "up" if info["up"] else "DOWN (or partly)"
         console.print(f"lab {state}: namespace {info['namespace']} "
@@ -150,8 +166,29 @@ def _summary(info: dict[str, Any]) -> str:
                       f"{info['daemon_pid']}, serve pid {info['serve_pid']}")
         console.print(f"bare-metal API {info['api_url']}, discoverd {info['discoverd_url']}"
                       + (f" (unreachable: {info['api_error']})" if info["api_error"] else ""))
+        if unknown:
+            console.print(f"unknown VMs (not enrolled; `ironsight lab power-on NAME`): "
+                          f"{', '.join(unknown)}; delivery manifest {info.get('manifest')}",
+                          soft_wrap=True)
         console.print(table)
     return capture.get().rstrip()
+
+
+@lab_group.command("power-on")
+@click.argument("name")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=_STATE_DIR_HELP)
+def power_on_command(name: str, state_dir: Path | None) -> None:
+    """Power the lab VM NAME on, as a person pressing its power button: through its virtual
+    IPMI BMC (ipmitool inside the lab's namespace), or a libvirt domain through the lab's
+    hypervisor. Enrolled and unknown VMs alike; its boot device is left as it is."""
+    from ironsight.lab.lifecycle import power_on
+    from ironsight.lab.state import LabError
+
+    try:
+        click.echo(power_on(_state_dir(state_dir), name))
+    except LabError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 @lab_group.command("fault")

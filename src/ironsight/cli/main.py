@@ -16,6 +16,7 @@ def cli() -> None:
 def _register() -> None:
     from ironsight.cli import (
         agent,
+        discovery,
         driver,
         inspection,
         introspection,
@@ -34,6 +35,7 @@ def _register() -> None:
     driver.register(cli)
     introspection.register(cli)
     inspection.register(cli)
+    discovery.register(cli)
     rule.register(cli)
     agent.register(cli)
     ramdisk.register(cli)

@@ -384,6 +384,10 @@ class DeadlinesSection:
 class ProcessingSection:
     """How discoverd turns a ramdisk report into node properties and ports."""
 
+    node_not_found_hook: str = opt(
+        "", "ironic-inspector's option: `enroll` turns [auto_discovery] on, and writes a "
+        "discovered machine's BMC address as driver_info ipmi_address whatever its driver, "
+        "as inspector did.", choices=("", "enroll"))
     processing_hooks: list[str] = opt(
         ["ramdisk_error", "validate_interfaces", "root_disk_selection", "scheduler",
          "capabilities", "ports"], "Processing hooks, run in this order (entry points in "
@@ -451,6 +455,44 @@ class InspectionRulesSection:
         "plugin data: always (masked for every rule), never (no masking) or sensitive "
         "(only rules flagged sensitive see them).",
         choices=("always", "never", "sensitive"))
+
+
+@dataclass(frozen=True)
+class AutoDiscoverySection:
+    """Machines nobody enrolled: a report that matches no node creates one (Ironic's
+    section; inspector's `[processing] node_not_found_hook = enroll` turns it on too)."""
+
+    enabled: bool = opt(
+        False, "Create a node for a machine that boots the discovery ramdisk and matches no "
+        "node (Ironic's option). The PXE side then admits unknown MACs, whatever "
+        "[pxe_filter] deny_unknown_macs says.")
+    driver: str = opt(
+        "fake-hardware", "Hardware type of a discovered node that no manifest row names "
+        "(Ironic's option). The reported BMC address goes into its driver's field "
+        "(ipmi_address, redfish_address).")
+    rate_limit: int = opt(
+        60, "Nodes discovery may create per minute for one source subnet (see "
+        "rate_limit_prefix_v4/v6); beyond it the report is answered 429.", minimum=1)
+    rate_limit_prefix_v4: int = opt(24, "Prefix length of an IPv4 source subnet.", minimum=8)
+    rate_limit_prefix_v6: int = opt(64, "Prefix length of an IPv6 source subnet.",
+                                    minimum=16)
+    max_pending: int = opt(
+        1000, "Discovered nodes waiting for approval at most; beyond it the report is "
+        "answered 429.", minimum=1)
+    non_unique_macs: list[str] = opt(
+        [], "MACs that never identify a machine, besides the built-in ones (02:00:00:00:00:02, "
+        "the OpenBMC MAC that MAAS drops too) and any MAC seen on two machines.")
+    non_unique_drivers: list[str] = opt(
+        ["cdc_ether", "cdc_ncm", "rndis_host"], "NIC drivers whose MACs never identify a "
+        "machine (USB and BMC virtual NICs).")
+    rediscover_states: list[str] = opt(
+        ["enroll"], "Provision states whose nodes' MACs the PXE filter keeps admitting while "
+        "discovery is on, so that such a machine booting again refreshes its inventory "
+        "(seen again). Empty: only unknown MACs and introspections.")
+    probe_bmc: bool = opt(
+        True, "Probe a discovered machine's reported BMC address (reachable, IPMI or "
+        "Redfish, and with the manifest's credentials whether it is this machine's BMC).")
+    probe_timeout: float = opt(3.0, "Seconds one BMC probe may take.", minimum=0.1)
 
 
 @dataclass(frozen=True)
@@ -637,6 +679,7 @@ class Config:
     processing: ProcessingSection = field(default_factory=ProcessingSection)
     deadlines: DeadlinesSection = field(default_factory=DeadlinesSection)
     inspection_rules: InspectionRulesSection = field(default_factory=InspectionRulesSection)
+    auto_discovery: AutoDiscoverySection = field(default_factory=AutoDiscoverySection)
     pxe: PxeSection = field(default_factory=PxeSection)
     pxe_filter: PxeFilterSection = field(default_factory=PxeFilterSection)
     ipmi: IpmiSection = field(default_factory=IpmiSection)
@@ -648,6 +691,11 @@ class Config:
     @property
     def state_dir(self) -> Path:
         return Path(self.DEFAULT.state_dir or default_state_dir()).expanduser()
+
+    @property
+    def discovery(self) -> bool:
+        """Auto-discovery is on, by Ironic's option or inspector's."""
+        return self.auto_discovery.enabled or self.processing.node_not_found_hook == "enroll"
 
     @property
     def database_url(self) -> str:

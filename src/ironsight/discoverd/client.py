@@ -419,6 +419,37 @@ class Client:
     def abort(self, uuid: str) -> None:
         self._run(_post(_node_path(uuid, "abort")))
 
+    # --- auto-discovery (ironsight extensions) --------------------------------------------
+
+    def get_discovery(self) -> dict[str, Any]:
+        """Whether discovery is on, its outcomes, the discovered nodes' records."""
+        return dict(self._run(_get("discovery")) or {})
+
+    def get_discovery_conflicts(self, every: bool = False,
+                                limit: int | None = None) -> list[dict[str, Any]]:
+        params = {"all": "true" if every else "false"}
+        if limit is not None:
+            params["limit"] = str(limit)
+        found = self._run(_get_query("discovery/conflicts", params)) or {}
+        return list(found.get("conflicts", []))
+
+    def resolve_discovery_conflict(self, conflict_id: int, resolution: str,
+                                   node: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"resolution": resolution}
+        if node is not None:
+            body["node"] = node
+        return dict(self._run(_post_body_for(f"discovery/conflicts/{int(conflict_id)}",
+                                             body)) or {})
+
+    def import_manifest(self, csv_text: str) -> dict[str, Any]:
+        return dict(self._run(_post_body_for("discovery/manifest", {"csv": csv_text})) or {})
+
+    def get_manifest_status(self) -> dict[str, Any]:
+        return dict(self._run(_get("discovery/manifest")) or {})
+
+    def get_non_unique_macs(self) -> dict[str, Any]:
+        return dict(self._run(_get("discovery/non_unique_macs")) or {})
+
     def list_statuses(self, marker: str | None = None, limit: int | None = None,
                       state: str | Iterable[str] | None = None) -> list[Status]:
         """Newest first; every page when `limit` is None."""

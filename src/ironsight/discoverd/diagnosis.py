@@ -32,13 +32,14 @@ HELLO = "hello"                        # the ramdisk's agent is up, before it co
 REPORT_RECEIVED = "report_received"
 PROCESSING_DONE = "processing_done"
 POWERED_OFF = "powered_off"            # after processing (by discoverd or the conductor)
+POWER_OFF_SKIPPED = "power_off_skipped"  # ... not even tried, and why (a discovered node)
 MEDIA_EJECTED = "media_ejected"        # virtual media: the CD ejected at the end
 FINISHED = "finished"                  # the attempt's end: its result and failure code
 
 PHASES = (STARTED, MEDIA_REQUESTED, MEDIA_BUILT, MEDIA_INSERTED, POWER_ON_REQUESTED, POWERED_ON,
           DHCP_REQUEST, DHCP_LEASE, LOADER_FETCHED, SCRIPT_FETCHED, KERNEL_FETCHED,
-          RAMDISK_FETCHED, HELLO, REPORT_RECEIVED, PROCESSING_DONE, POWERED_OFF, MEDIA_EJECTED,
-          FINISHED)
+          RAMDISK_FETCHED, HELLO, REPORT_RECEIVED, PROCESSING_DONE, POWERED_OFF, POWER_OFF_SKIPPED,
+          MEDIA_EJECTED, FINISHED)
 # The steps a bare-metal conductor that boots the node itself tells discoverd of
 # (`POST /v1/phases`, for many nodes at once): its power actions and its virtual media.
 CONDUCTOR_PHASES = (POWER_ON_REQUESTED, POWERED_ON, MEDIA_BUILT, MEDIA_INSERTED, POWERED_OFF,
@@ -69,7 +70,9 @@ AMBIGUOUS = "ambiguous"  # ... match several equally
 WRONG_STATE = "wrong_state"  # the introspection takes no report now (ended, processing)
 BAD_TOKEN = "bad_token"  # a callback token that is not the attempt's
 MISSING_TOKEN = "missing_token"  # none, where one is required
-REASONS = (LOOKUP_FAILED_REASON, AMBIGUOUS, WRONG_STATE, BAD_TOKEN, MISSING_TOKEN)
+DISCOVERY_CONFLICT = "discovery_conflict"  # auto-discovery: known nodes match ambiguously
+REASONS = (LOOKUP_FAILED_REASON, AMBIGUOUS, WRONG_STATE, BAD_TOKEN, MISSING_TOKEN,
+           DISCOVERY_CONFLICT)
 
 # A stalled PXE boot: the furthest phase reached -> (the code, what never came).
 _PXE_STALLS = (

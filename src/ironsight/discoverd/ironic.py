@@ -45,7 +45,7 @@ class BareMetal(Protocol):
     async def get_power(self, uuid: str) -> dict[str, Any]: ...
     async def validate_power(self, uuid: str) -> tuple[bool, str | None]: ...
     async def list_ports(self, uuid: str) -> list[dict[str, Any]]: ...
-    async def list_all_port_macs(self) -> set[str]: ...
+    async def list_all_port_macs(self, except_states: Sequence[str] = ()) -> set[str]: ...
     async def set_boot_device_pxe(self, uuid: str) -> None: ...
     async def set_power(self, uuid: str, target: str) -> None: ...
     async def patch_node(self, uuid: str, patch: list[dict[str, Any]]) -> None: ...
@@ -59,6 +59,9 @@ class BareMetal(Protocol):
                             add_traits: Sequence[str] = (), remove_traits: Sequence[str] = (),
                             event: str | None = None) -> None: ...
     async def add_history(self, uuid: str, event: str, severity: str = "INFO") -> None: ...
+    async def discovery_lookup(self, macs: Sequence[str],
+                               bmc_addresses: Sequence[str]) -> list[dict[str, Any]]: ...
+    async def create_discovered(self, body: dict[str, Any]) -> dict[str, Any]: ...
 
 
 def _message(status: int, body: bytes) -> str:
@@ -181,20 +184,32 @@ class Ironic:
                                                                   "limit": "1000"})
         return list(body["ports"])
 
-    async def list_all_port_macs(self) -> set[str]:
-        """Every port's MAC (the PXE filter's full sync), page by page. Only the query of
-        `next` is followed: its host is the API's public endpoint, which discoverd may not
-        reach."""
-        base = {"fields": "address", "limit": "1000"}
+    async def list_all_port_macs(self, except_states: Sequence[str] = ()) -> set[str]:
+        """Every port's MAC (the PXE filter's full sync), page by page, but those of nodes
+        in `except_states`. Only the query of `next` is followed: its host is the API's
+        public endpoint, which discoverd may not reach."""
+        skipped: set[str] = set()
+        for state in except_states:
+            for node in await self._pages("/v1/nodes", "nodes", {
+                    "fields": "uuid", "provision_state": state}):
+                skipped.add(str(node["uuid"]))
+        fields = "address,node_uuid" if skipped else "address"
+        return {str(p["address"]).lower()
+                for p in await self._pages("/v1/ports", "ports", {"fields": fields})
+                if p.get("address") and p.get("node_uuid") not in skipped}
+
+    async def _pages(self, path: str, key: str, query: dict[str, str]
+                     ) -> list[dict[str, Any]]:
+        base = {**query, "limit": "1000"}
         params: dict[str, str] | None = base
-        macs: set[str] = set()
+        found: list[dict[str, Any]] = []
         seen: set[str] = set()
         while params is not None:
-            body = await self.call("GET", "/v1/ports", params=params)
-            ports = body.get("ports") or []
-            macs.update(str(p["address"]).lower() for p in ports if p.get("address"))
-            params = next_query(body.get("next"), base, seen) if ports else None
-        return macs
+            body = await self.call("GET", path, params=params)
+            items = body.get(key) or []
+            found.extend(items)
+            params = next_query(body.get("next"), base, seen) if items else None
+        return found
 
     async def set_boot_device_pxe(self, uuid: str) -> None:
         await self.call("PUT", f"/v1/nodes/{uuid}/management/boot_device",
@@ -271,3 +286,17 @@ class Ironic:
         bare-metal API's ironsight-only `POST /v1/nodes/{uuid}/history` (admin)."""
         await self.call("POST", f"/v1/nodes/{uuid}/history",
                         {"event": event, "severity": severity, "event_type": "inspection"})
+
+    # --- discovery (the bare-metal API's ironsight-only /v1/discovery) --------------------
+
+    async def discovery_lookup(self, macs: Sequence[str],
+                               bmc_addresses: Sequence[str]) -> list[dict[str, Any]]:
+        """Every node (any state) with a port of `macs` or a BMC at `bmc_addresses`."""
+        body = await self.call("POST", "/v1/discovery/lookup",
+                               {"macs": list(macs), "bmc_addresses": list(bmc_addresses)})
+        return list(body["matches"])
+
+    async def create_discovered(self, body: dict[str, Any]) -> dict[str, Any]:
+        """`{"node": {...}, "matches": []}`, or `{"node": None, "matches": [...]}` when known
+        nodes match after all (nothing created); 429 (IronicError) beyond the pending cap."""
+        return dict(await self.call("POST", "/v1/discovery/nodes", body))

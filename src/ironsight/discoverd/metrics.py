@@ -13,6 +13,7 @@ from ironsight.common.clock import utcnow
 from ironsight.discoverd import states
 from ironsight.discoverd.deadlines import Deadlines
 from ironsight.discoverd.diagnosis import REASONS
+from ironsight.discoverd.discovery import OUTCOMES, Discovery
 from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.pxe.service import PxeService
@@ -21,7 +22,8 @@ from ironsight.discoverd.rejections import Rejections
 
 def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None,
                       rejected: Rejections | None = None,
-                      deadlines: Deadlines | None = None) -> Metrics:
+                      deadlines: Deadlines | None = None,
+                      discovery: Discovery | None = None) -> Metrics:
     metrics = Metrics("discoverd")
     metrics.counter("ironsight_db_statements", "SQL statements run.",
                     lambda: cache.db.stats.statements)
@@ -52,6 +54,13 @@ def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None
         metrics.counters("ironsight_callbacks_refused", "Ramdisk reports and hellos refused "
                          "before they changed anything, by reason.", ("reason",),
                          lambda: {(r,): rejected.counts.get(r, 0) for r in REASONS})
+    if discovery is not None:
+        metrics.counters("ironsight_discovery_reports", "Reports of machines under no "
+                         "introspection, by what discovery did: created a node, saw a known "
+                         "one again, stored a conflict, refused with 429 (rate_limited: the "
+                         "subnet's rate; pending_limit: too many nodes wait for approval).",
+                         ("outcome",),
+                         lambda: {(o,): discovery.counts.get(o, 0) for o in OUTCOMES})
     limits = metrics.gauge("ironsight_inspection_step_deadline_seconds",
                            "The learned deadline of each step (docs/inspection.md), per "
                            "hardware model (\"*\": the fleet's).", ["step", "model"])

@@ -31,6 +31,7 @@ from ironsight.common.files import create_private, private_dir
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd import callback_token, diagnosis, formats, states
 from ironsight.discoverd.deadlines import model_of
+from ironsight.discoverd.discovery import CREATED, Discovery
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.node_cache import NodeCache
@@ -49,6 +50,10 @@ from ironsight.discoverd.timeline import Step
 LOG = logging.getLogger(__name__)
 # The node fields the processing hooks read (rules read the whole node).
 _HOOK_FIELDS = "uuid,name,properties,provision_state"
+
+
+NO_POWER_DISCOVERED = ("an auto-discovered node: nobody booted it through its BMC, and its "
+                       "BMC credentials are unchecked (the node is quarantined until approved)")
 
 
 class RuleFailed(Invalid):
@@ -75,10 +80,14 @@ class Processor:
     def __init__(self, conf: Config, cache: NodeCache, ironic: BareMetal,
                  hooks: list[ProcessingHook], introspector: Introspector,
                  workers: WorkerPool, rules: RuleRunner | None = None,
-                 rejections: Rejections | None = None) -> None:
+                 rejections: Rejections | None = None,
+                 discovery: Discovery | None = None) -> None:
         self.conf = conf
         # callbacks refused before they changed anything, for the operator to read
         self.rejections = rejections or Rejections(cache.db)
+        # reports of machines under no introspection, with [auto_discovery] on
+        self.discovery = discovery or Discovery(conf, cache, ironic,
+                                                refusals=self.rejections.counts)
         self.rules = rules  # None: no inspection rules (unit tests of the hooks alone)
         self.cache = cache
         self.ironic = ironic
@@ -101,7 +110,14 @@ class Processor:
         bmcs = [a for a in (inventory.get("bmc_address"), inventory.get("bmc_v6address"))
                 if a and a not in ("0.0.0.0", "::/0", "::")]
         caller = _Caller("report", macs, bmcs[0] if bmcs else None, address)
-        uuid = await self._identify(caller, token)
+        try:
+            uuid = await self._identify(caller, token, quiet=self.discovery.enabled)
+        except NotFound:
+            if not self.discovery.enabled:
+                raise
+            if failures:
+                raise Invalid("; ".join(failures)) from None
+            return await self._discover(ctx, raw, logs, address)
         authenticated = await self._authenticate(uuid, token, caller)
         if failures:
             message = "; ".join(failures)
@@ -125,6 +141,38 @@ class Processor:
         self._store_logs(uuid, logs, failed=False)
         self.lifecycle.spawn(uuid, lambda: self._complete(uuid, ctx), "processing")
         return {"uuid": uuid}
+
+    async def _discover(self, ctx: ProcessingContext, raw: Any, logs: Any,
+                        address: str | None) -> dict[str, str]:
+        """A machine under no introspection (discovery.py): a node created for it is
+        processed as an inspection's would be, marked `auto_discovered` for the rules."""
+        stored = raw if self.conf.processing.store_data else None
+        found = await self.discovery.handle(ctx.inventory, raw, stored, address)
+        if found.outcome == CREATED:
+            ctx.data["auto_discovered"] = True
+            self._store_logs(found.uuid, logs, failed=False)
+            self.lifecycle.spawn(found.uuid, lambda: self._complete(found.uuid, ctx),
+                                 "processing")
+        return {"uuid": found.uuid}
+
+    async def resolve_conflict(self, conflict_id: int, resolution: str, node: str | None,
+                               user: str | None) -> dict[str, Any]:
+        """Resolve a discovery conflict (discovery.py); a new machine's node is processed
+        from the stored report as a discovered node is."""
+        found = await self.discovery.resolve(conflict_id, resolution, node, user)
+        if found is not None and found.outcome == CREATED:
+            _, raw = await self.discovery.conflicts.get(conflict_id)
+            ctx = ProcessingContext(self.conf, formats.normalize(
+                {k: v for k, v in raw.items() if k != "logs"}))
+            failures = self._run(ctx, "before_processing")
+            if failures:
+                await self.end_with_error(found.uuid, "; ".join(failures))
+            else:
+                ctx.data["auto_discovered"] = True
+                self.lifecycle.spawn(found.uuid, lambda: self._complete(found.uuid, ctx),
+                                     "processing")
+        return {"id": conflict_id, "resolution": resolution,
+                "node": found.uuid if found is not None else None}
 
     async def hello(self, data: dict[str, Any], token: str | None,
                     address: str | None) -> str:
@@ -158,7 +206,8 @@ class Processor:
         if not isinstance(macs, list) or not all(isinstance(m, str) for m in macs) or not macs:
             raise Invalid("Field 'macs' must be a non-empty list of MAC addresses")
         caller = _Caller(kind, [m.lower() for m in macs[:64]], None, address)
-        uuid = await self._identify(caller, token)
+        # an unknown machine's agent says hello too: with discovery on, that is no refusal
+        uuid = await self._identify(caller, token, quiet=self.discovery.enabled)
         if token is None:
             message = (f"A {kind} needs the boot's callback token ({callback_token.HEADER} "
                        "header)")
@@ -169,14 +218,16 @@ class Processor:
             raise await self._not_accepting(uuid, caller)
         return uuid, macs[:64]
 
-    async def _identify(self, caller: _Caller, token: str | None) -> str:
+    async def _identify(self, caller: _Caller, token: str | None, quiet: bool = False) -> str:
         """The introspection the caller's MACs and BMC address name; a lookup that fails
-        (none, or several) is recorded as refused."""
+        (none, or several) is recorded as refused, unless `quiet` for none (discovery
+        decides about those)."""
         try:
             return await self.cache.lookup(caller.macs,
                                            [caller.bmc] if caller.bmc is not None else [])
         except NotFound as exc:
-            self._refused(caller, diagnosis.LOOKUP_FAILED_REASON, exc.message)
+            if not quiet:
+                self._refused(caller, diagnosis.LOOKUP_FAILED_REASON, exc.message)
             raise
         except Invalid as exc:
             self._refused(caller, diagnosis.AMBIGUOUS, exc.message)
@@ -234,7 +285,9 @@ class Processor:
                                       code=diagnosis.RULE_FAILED if isinstance(exc, RuleFailed)
                                       else diagnosis.PROCESSING_FAILED)
             return
-        await self.finish(uuid, processed_at=utcnow())
+        await self.finish(uuid, processed_at=utcnow(),
+                          no_power=NO_POWER_DISCOVERED if ctx.data.get("auto_discovered")
+                          else None)
 
     def _run(self, ctx: ProcessingContext, step: str) -> list[str]:
         """Run one step of every hook; a hook that fails, however it fails, is reported by
@@ -355,11 +408,16 @@ class Processor:
                 LOG.warning("Node %s: port %s not created: %s", uuid, mac, exc)
         return result
 
-    async def finish(self, uuid: str, processed_at: dt.datetime | None = None) -> None:
+    async def finish(self, uuid: str, processed_at: dt.datetime | None = None,
+                     no_power: str | None = None) -> None:
         """Power off (when discoverd booted the node), then the end; `processed_at`: when
-        the processing ended, a step of the timeline written with the end."""
+        the processing ended, a step of the timeline written with the end; `no_power`: why
+        no power action is even tried (a step of the timeline too)."""
         done: list[Step] = ([(diagnosis.PROCESSING_DONE, None, processed_at)] if processed_at
                             else [])
+        if no_power is not None:
+            done.append((diagnosis.POWER_OFF_SKIPPED, {"reason": no_power}, processed_at))
+            LOG.info("Node %s: no power-off: %s", uuid, no_power)
         intro = await self.cache.get(uuid)
         if self.conf.processing.power_off and intro.manage_boot:
             error = await self.lifecycle.power_off(uuid, why="introspection finished",

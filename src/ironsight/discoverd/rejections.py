@@ -18,11 +18,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import delete, insert, or_, select
 
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Database
 from ironsight.discoverd.db.models import rejected
+from ironsight.discoverd.diagnosis import DISCOVERY_CONFLICT
 
 LOG = logging.getLogger(__name__)
 
@@ -72,8 +73,11 @@ class Rejections:
         async with self.db.single() as conn:
             newest = (await conn.execute(select(rejected.c.id).order_by(
                 rejected.c.id.desc()).offset(self.keep).limit(1))).scalar()
-            if newest is not None:
-                await conn.execute(delete(rejected).where(rejected.c.id <= newest))
+            if newest is not None:  # open discovery conflicts stay until resolved
+                await conn.execute(delete(rejected).where(
+                    rejected.c.id <= newest,
+                    or_(rejected.c.reason != DISCOVERY_CONFLICT,
+                        rejected.c.resolution.is_not(None))))
 
     async def drain(self) -> None:
         while self._pending:

@@ -67,7 +67,8 @@ class DiscoverdService:
         self.recovery = Recovery(conf, self.cache, self.introspector, self.processor,
                                  self.workers, self.members)
         self.metrics = discoverd_metrics(self.cache, self.members, self.pxe,
-                                         self.processor.rejections, self.recovery.deadlines)
+                                         self.processor.rejections, self.recovery.deadlines,
+                                         self.processor.discovery)
         deps = DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
                              self.members, ramdisk_limiter=self.ramdisk_limiter,
                              rules=self.rules, deadlines=self.recovery.deadlines)

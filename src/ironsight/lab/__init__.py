@@ -21,5 +21,6 @@ then every process still in the namespace, then deletes it.
 
 Modules: `state` (what a lab is, its state directory), `lifecycle` (up, status, down),
 `daemon`, `processes` (spawning and ending them), `nodes` (the lab's nodes in the API),
-`demo` (`make demo`); `network`, `qemu`, `bmc` and `machines` are the pieces.
+`manifest` (the unknown VMs' delivery manifest), `demo` (`make demo`); `network`, `qemu`,
+`bmc` and `machines` are the pieces.
 """

@@ -43,9 +43,16 @@ CC_OK = 0x00
 CC_INVALID_DATA = 0xCC
 CC_NOT_IN_PRESENT_STATE = 0xD5
 CC_PARAMETER_NOT_SUPPORTED = 0x80
+CC_PARAMETER_OUT_OF_RANGE = 0xC9
+CC_NOT_PRESENT = 0xCB
 
 # RMCP+ status code "no matching cipher suite" (IPMI 2.0 table 13-15)
 RMCP_NO_MATCHING_CIPHER_SUITE = 0x11
+
+# Storage commands of FRU inventory device 0 (IPMI 2.0 section 34)
+NETFN_STORAGE = 0x0A
+CMD_GET_FRU_INVENTORY_AREA_INFO = 0x10
+CMD_READ_FRU_DATA = 0x11
 
 # Boot device selector of the boot flags parameter (IPMI 2.0 table 28-14, bits 5:2 of data 2)
 BOOT_SELECTORS: dict[int, str] = {
@@ -195,14 +202,38 @@ def _forget_session(sockaddr: Any, port: int, session: Any) -> None:
             ipmisession.Session.bmc_handlers.pop(sockaddr, None)
 
 
+def fru_image(serial: str, manufacturer: str = "ironsight",
+              product: str = "virtual machine") -> bytes:
+    """A FRU inventory (Platform Management FRU Information Storage Definition 1.0) with
+    only a product info area: manufacturer, product name and serial number."""
+
+    def field(text: str) -> bytes:  # type/length byte: 8-bit ASCII + Latin-1 (0b11)
+        encoded = text.encode("latin-1", "replace")[:63]
+        return bytes([0xC0 | len(encoded)]) + encoded
+
+    fields = (field(manufacturer) + field(product) + field("") + field("") + field(serial)
+              + field("") + field("") + b"\xc1")
+    length = -(-(3 + len(fields) + 1) // 8) * 8  # a multiple of 8, with the checksum
+    area = bytes([0x01, length // 8, 0x00]) + fields  # version, length, English
+    area += bytes(length - len(area) - 1)
+    area += bytes([-sum(area) & 0xFF])
+    header = bytes([0x01, 0, 0, 0, 1, 0, 0])  # the product area right after the header
+    return header + bytes([-sum(header) & 0xFF]) + area
+
+
 class VirtualBmc(pyghmi_bmc.Bmc):
     """One BMC on one UDP port, driving one `Machine`.
 
     Port 0 picks a free port (see `port` afterwards), which keeps parallel tests race-free.
+    `system_uuid` is what Get System GUID answers (default: one derived from the name);
+    `serial`, when given, is the product serial number of FRU 0, as a real BMC reports the
+    system serial: what discovery compares with the machine's own (discoverd/bmc_probe.py).
     """
 
     def __init__(self, machine: Machine, username: str, password: str, *,
-                 address: str = "127.0.0.1", port: int = 0, name: str | None = None) -> None:
+                 address: str = "127.0.0.1", port: int = 0, name: str | None = None,
+                 system_uuid: uuid.UUID | str | None = None,
+                 serial: str | None = None) -> None:
         with _pyghmi_socket_lock():
             # pyghmi wakes its client I/O thread through the first socket it ever opened, so
             # that one must stay a client socket: open it before our server socket.
@@ -217,7 +248,10 @@ class VirtualBmc(pyghmi_bmc.Bmc):
         self.username = username
         self.machine = machine
         self.name = name or f"bmc-{self.port}"
-        self.uuid = uuid.uuid5(uuid.NAMESPACE_URL, f"ironsight-bmc:{self.name}")
+        self.uuid = (uuid.UUID(str(system_uuid)) if system_uuid is not None
+                     else uuid.uuid5(uuid.NAMESPACE_URL, f"ironsight-bmc:{self.name}"))
+        self.serial = serial
+        self._fru = fru_image(serial) if serial is not None else None
 
     # --- packet routing (what pyghmi's I/O loop would do for this socket) --------------
 
@@ -282,7 +316,42 @@ class VirtualBmc(pyghmi_bmc.Bmc):
         return CC_OK
 
     def get_system_guid(self) -> uuid.UUID:
+        """pyghmi sends it in SMBIOS byte order (`bytes_le`), as most BMCs do."""
         return self.uuid
+
+    # --- FRU 0 (only with a serial; without, storage commands stay unsupported) --------------
+
+    def handle_raw_request(self, request: Any, session: Any) -> None:
+        if request["netfn"] == NETFN_STORAGE and self._fru is not None:
+            if request["command"] == CMD_GET_FRU_INVENTORY_AREA_INFO:
+                self._fru_area_info(request["data"], session, self._fru)
+                return
+            if request["command"] == CMD_READ_FRU_DATA:
+                self._read_fru(request["data"], session, self._fru)
+                return
+        super().handle_raw_request(request, session)
+
+    @staticmethod
+    def _fru_area_info(data: Any, session: Any, fru: bytes) -> None:
+        if len(data) < 1 or data[0] != 0:
+            session.send_ipmi_response(code=CC_NOT_PRESENT)
+            return
+        session.send_ipmi_response(data=[len(fru) & 0xFF, len(fru) >> 8, 0])  # byte access
+
+    @staticmethod
+    def _read_fru(data: Any, session: Any, fru: bytes) -> None:
+        if len(data) < 4:
+            session.send_ipmi_response(code=CC_INVALID_DATA)
+            return
+        if data[0] != 0:
+            session.send_ipmi_response(code=CC_NOT_PRESENT)
+            return
+        offset = data[1] | data[2] << 8
+        if offset >= len(fru):
+            session.send_ipmi_response(code=CC_PARAMETER_OUT_OF_RANGE)
+            return
+        chunk = fru[offset:offset + data[3]]
+        session.send_ipmi_response(data=[len(chunk), *chunk])
 
     def _power(self, action: str, call: Any) -> int:
         try:

@@ -60,7 +60,7 @@ def run_daemon(state_dir: Path) -> int:
             for vm in behind_bmcs:
                 bmcs.append(VirtualBmc(machines[vm.spec.name], user, password,
                                        address="127.0.0.1", port=vm.bmc_port,
-                                       name=f"{vm.spec.name}-bmc"))
+                                       name=f"{vm.spec.name}-bmc", **_identity(vm)))
         root_ports = {}
         same = bool(lab.state.get("bmc_same_ports", True))
         for vm in behind_bmcs:  # the same BMC, reachable from the root namespace
@@ -104,7 +104,7 @@ def _root_bmc(machine: QemuMachine, vm: LabVm, user: str, password: str,
     for port in (vm.bmc_port, 0) if same else (0,):
         try:
             return VirtualBmc(machine, user, password, address="127.0.0.1", port=port,
-                              name=f"{vm.spec.name}-bmc")
+                              name=f"{vm.spec.name}-bmc", **_identity(vm))
         except OSError:
             continue
     raise LabError(f"no UDP port for {vm.spec.name}'s BMC")  # port 0 cannot fail
@@ -145,3 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _identity(vm: LabVm) -> dict[str, str]:
+    """What the VM's BMC says it is: its SMBIOS system UUID (Get System GUID) and serial
+    (FRU 0), as a real server's BMC does; discovery's BMC check compares them."""
+    return {"system_uuid": vm.spec.system_uuid, "serial": vm.spec.system_serial}

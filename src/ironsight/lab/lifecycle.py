@@ -1,8 +1,13 @@
-"""Bringing a lab up and down, and telling what runs (`ironsight lab up|status|down`).
+"""Bringing a lab up and down, telling what runs, and pressing a VM's power button
+(`ironsight lab up|status|down|power-on`).
 
 `up` is all or nothing: a lab half up holds a namespace, taps and processes that the next
 `up` would trip over, so any failure takes down whatever was started before re-raising.
 `down` is idempotent for the same reason: it must clean up after any earlier failure.
+
+With unknown VMs (`LabVm.unknown`), `up` also writes their delivery manifest
+(`manifest.py`) and turns the service's `[auto_discovery]` on; it enrols none of them and
+powers none on: `power_on` does, through the VM's BMC, as a person would.
 """
 
 from __future__ import annotations
@@ -18,11 +23,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ironsight.client.http import ClientError, api_answers, node_path
+from ironsight.client.http import ApiError, ClientError, api_answers, node_path
 from ironsight.client.wait import Poller, until
 from ironsight.common.config import ProcessingSection, default_ramdisk_dir
 from ironsight.common.files import private_dir
-from ironsight.lab import firmware, hypervisor, network, redfish_bmc
+from ironsight.lab import firmware, hypervisor, manifest, network, redfish_bmc
 from ironsight.lab.hypervisor import Hypervisor, HypervisorDirs, HypervisorError
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import RedfishAccess, enroll, provision, wait_states
@@ -36,6 +41,7 @@ from ironsight.lab.state import (
     DAEMON_LOG,
     FORMAT,
     HYPERVISOR_DIR,
+    MANIFEST_FILE,
     NS_API_PORT,
     NS_DISCOVERD_PORT,
     NS_RAMDISK_PORT,
@@ -45,6 +51,7 @@ from ironsight.lab.state import (
     REDFISH_PORT,
     SERVE_LOG,
     STATE_FILE,
+    UNKNOWN_DRIVER,
     VMS_DIR,
     Lab,
     LabError,
@@ -87,9 +94,7 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
     _build_ramdisk(ramdisk_dir, log)
 
     password = secrets.token_urlsafe(12)  # 16 characters: ipmitool lanplus takes 20 at most
-    fd = os.open(lab.password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(password + "\n")
+    lab.write_password(password)
     net = options.network
     lab.state = {
         "format": FORMAT, "network": net.__dict__.copy(), "bmc_user": options.bmc_user,
@@ -98,6 +103,14 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
         "api_port_wanted": options.api_port, "discoverd_port_wanted": options.discoverd_port,
         "bmc_same_ports": options.bmc_same_ports,
     }
+    unknown = [vm for vm in options.vms if vm.unknown]
+    if unknown:
+        lab.state["manifest"] = str(manifest.write(
+            lab.manifest_file, unknown, bmc_user=options.bmc_user,
+            password_file=lab.password_file))
+        log(f"{len(unknown)} unknown VMs (not enrolled, off until `ironsight lab power-on "
+            f"NAME`): {', '.join(vm.spec.name for vm in unknown)}; their delivery manifest: "
+            f"{lab.manifest_file}")
     lab.save()
 
     log(f"network: namespace {net.namespace}, bridge {net.bridge} {net.ipv4} {net.ipv6}, "
@@ -122,7 +135,8 @@ def _up(lab: Lab, options: LabOptions, log: Log) -> None:
     if ssh_key is not None:  # the conductor checks the hypervisor's host key
         extra["ssh"] = {"known_hosts": str(HypervisorDirs(lab.hypervisor_dir).known_hosts),
                         **extra.get("ssh", {})}
-    conf.write_text(service_config(lab.state_dir, net, ramdisk_dir, extra))
+    conf.write_text(service_config(lab.state_dir, net, ramdisk_dir, extra,
+                                   discovery_driver=UNKNOWN_DRIVER if unknown else None))
     log("starting `ironsight serve` inside the namespace")
     lab.state["pids"]["serve"] = spawn(
         [*net.prefix, sys.executable, "-m", "ironsight.cli", "serve", "--config-file",
@@ -229,7 +243,7 @@ def _reset_state_dir(state_dir: Path) -> None:
         raise LabError(f"{state_dir} is not empty and holds no lab ({', '.join(foreign[:5])}"
                        "): choose another --state-dir")
     for name in (STATE_FILE, DAEMON_FILE, PASSWORD_FILE, CONF_FILE, SERVE_LOG, DAEMON_LOG,
-                 "ironsight.sqlite", "discoverd.sqlite"):
+                 MANIFEST_FILE, "ironsight.sqlite", "discoverd.sqlite"):
         for path in state_dir.glob(name + "*"):
             path.unlink()
     for name in (VMS_DIR, "pxe", "ramdisk-logs", HYPERVISOR_DIR, REDFISH_DIR):
@@ -253,8 +267,10 @@ LLDP_HOOKS = ("parse-lldp", "local-link-connection")
 
 
 def service_config(state_dir: Path, net: LabNetwork, ramdisk_dir: Path,
-                   extra: dict[str, dict[str, str]] | None = None) -> str:
-    """`ironsight serve`'s configuration inside the namespace."""
+                   extra: dict[str, dict[str, str]] | None = None, *,
+                   discovery_driver: str | None = None) -> str:
+    """`ironsight serve`'s configuration inside the namespace; with `discovery_driver` (the
+    lab has unknown VMs), `[auto_discovery]` on with that driver."""
     # The recommended deployment's shape: discoverd's API on the namespace's loopback, only its
     # ramdisk side (the callback, the boot files) on the lab bridge the VMs reach.
     ramdisk_url = f"http://{net.address}:{NS_RAMDISK_PORT}"
@@ -285,6 +301,8 @@ def service_config(state_dir: Path, net: LabNetwork, ramdisk_dir: Path,
         "processing": {"processing_hooks": ",".join(
             [*ProcessingSection().processing_hooks, *LLDP_HOOKS])},
     }
+    if discovery_driver is not None:
+        sections["auto_discovery"] = {"enabled": "true", "driver": discovery_driver}
     for section, values in (extra or {}).items():
         sections.setdefault(section, {}).update(values)
     out = ["# Written by `ironsight lab up`; rewritten at each up."]
@@ -340,7 +358,9 @@ def _wait_service(lab: Lab) -> None:
 # --- status -------------------------------------------------------------------------------------
 
 def status(state_dir: Path) -> dict[str, Any]:
-    """What runs and what the service says about each node (for `ironsight lab status`)."""
+    """What runs and what the service says about each node (for `ironsight lab status`). An
+    unknown VM's node is the one discovery made of it, under the VM's name (the manifest
+    names it so), once there is one."""
     lab = Lab(state_dir)
     if not lab.exists:
         return {"up": False, "state_dir": str(lab.state_dir)}
@@ -352,6 +372,9 @@ def status(state_dir: Path) -> dict[str, Any]:
             with lab.client(timeout=5) as api:
                 for name in lab.state.get("nodes", {}):
                     nodes[name] = api.get(node_path(name))
+                for vm in lab.unknown_vms:
+                    with contextlib.suppress(ApiError):  # 404 until discovered
+                        nodes[vm.spec.name] = api.get(node_path(vm.spec.name))
         except ClientError as exc:
             api_error = str(exc)
     vms = []
@@ -359,8 +382,9 @@ def status(state_dir: Path) -> dict[str, Any]:
         node = nodes.get(vm.spec.name, {})
         props = node.get("properties") or {}
         vms.append({
-            **vm.spec.as_dict(), "driver": vm.driver if vm.enroll else None,
-            "bmc_port": vm.bmc_port,
+            **vm.spec.as_dict(), "driver": node.get("driver") or (vm.driver if vm.enroll
+                                                                   else None),
+            "unknown": vm.unknown, "bmc_port": vm.bmc_port,
             "bmc_root_port": lab.state.get("bmc_root_ports", {}).get(vm.spec.name),
             "qemu_pid": lab.qemu_pid(vm.spec.name),
             "domain_state": _domain_state(lab, vm.spec.name) if vm.under_libvirt else None,
@@ -378,7 +402,7 @@ def status(state_dir: Path) -> dict[str, Any]:
         "daemon_pid": daemon_pid, "serve_pid": serve_pid,
         "hypervisor_pid": lab.process("hypervisor"),
         "api_url": lab.state.get("api_url"), "discoverd_url": lab.state.get("discoverd_url"),
-        "api_error": api_error, "vms": vms,
+        "api_error": api_error, "vms": vms, "manifest": lab.state.get("manifest"),
     }
 
 
@@ -389,6 +413,49 @@ def _domain_state(lab: Lab, name: str) -> str | None:
         return Hypervisor(lab.hypervisor_dir).state(name)
     except HypervisorError:
         return None
+
+
+# --- power on ----------------------------------------------------------------------------------
+
+def power_on(state_dir: Path, name: str) -> str:
+    """Power one lab VM on as a person pressing its power button would: a VM behind a virtual
+    IPMI BMC through that BMC (`ipmitool chassis power on` inside the namespace, as the
+    service runs it; the password from the lab's 0600 file, never on the command line), a
+    libvirt domain (pxe_ssh, redfish) by the lab's hypervisor (`virsh start`, what both
+    drivers' BMCs do). Enrolled or unknown VMs alike; nothing else (boot device, node) is
+    changed. Returns what was done; LabError naming the VM otherwise."""
+    lab = Lab(state_dir)
+    if not lab.exists:
+        raise LabError(f"no lab in {lab.state_dir}: `ironsight lab up` first")
+    try:
+        vm = lab.vm(name)
+    except KeyError:
+        names = ", ".join(v.spec.name for v in lab.vms) or "none"
+        raise LabError(f"the lab in {lab.state_dir} has no VM {name!r} (its VMs: "
+                       f"{names})") from None
+    if lab.process("daemon") is None:
+        raise LabError(f"cannot power {name} on: the lab in {lab.state_dir} is not up (its "
+                       "daemon, which runs the BMCs, is not running): `ironsight lab up`")
+    if vm.under_libvirt:
+        if lab.process("hypervisor") is None:
+            raise LabError(f"cannot power {name} on: the lab's hypervisor is not running")
+        hv = Hypervisor(lab.hypervisor_dir)
+        try:
+            if hv.state(name) == "running":
+                return f"{name}: already on (libvirt domain running)"
+            hv.virsh("start", name)
+        except HypervisorError as exc:
+            raise LabError(f"cannot power {name} on: {exc}") from None
+        return f"{name}: powered on (libvirt domain started)"
+    try:
+        proc = lab.ipmitool(name, "chassis", "power", "on")
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LabError(f"cannot power {name} on through its BMC: {exc}") from None
+    if proc.returncode != 0:
+        raise LabError(f"cannot power {name} on through its BMC (udp/{vm.bmc_port} in "
+                       f"namespace {lab.network.namespace}): ipmitool: "
+                       f"{(proc.stderr or proc.stdout).strip()}")
+    return f"{name}: powered on through its BMC ({proc.stdout.strip()})"
 
 
 # --- down ---------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from ironsight.client.http import ApiClient, ClientError, node_path
 from ironsight.client.wait import Node, NodeWatch, Poller, wait_for_nodes
 from ironsight.lab.hypervisor import LIBVIRT_URI, SSH_PORT, SSH_USER
 from ironsight.lab.network import LabNetwork
-from ironsight.lab.state import REDFISH_DRIVER, LabError, LabVm
+from ironsight.lab.state import NS_BMC_ADDRESS, REDFISH_DRIVER, LabError, LabVm
 
 
 @contextlib.contextmanager
@@ -76,7 +76,7 @@ def enroll(api: ApiClient, vm: LabVm, user: str, password: str,
                 "ssh_key_contents": ssh_key, "ssh_virt_type": "virsh",
                 "ssh_vm_name": vm.spec.name, "ssh_libvirt_uri": LIBVIRT_URI}
     else:
-        info = {"ipmi_address": "127.0.0.1", "ipmi_port": vm.bmc_port,
+        info = {"ipmi_address": NS_BMC_ADDRESS, "ipmi_port": vm.bmc_port,
                 "ipmi_username": user, "ipmi_password": password}
     with _refused(f"enrolling {vm.spec.name}"):
         body: dict[str, Any] = {"name": vm.spec.name, "driver": vm.driver,

@@ -69,6 +69,10 @@ class VmSpec:
     # PXE over IPv6 only: OVMF offers no IPv4 boot, and the lab's bridge drops IPv4 and ARP
     # on this VM's tap (network.py)
     ipv6_only: bool = False
+    # MACs of more NICs that lead nowhere: each on an empty QEMU hub of its own (no tap, not
+    # on the lab's bridge), no option ROM and no boot index, so they may repeat across VMs
+    # (a USB or BMC NIC's MAC that is not unique) and the VM still boots from `mac`'s NIC
+    isolated_macs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         firmware.get(self.firmware)  # ValueError naming the choices
@@ -87,7 +91,8 @@ class VmSpec:
                 "extra_disks_mb": list(self.extra_disks_mb),
                 "manufacturer": self.manufacturer, "product": self.product,
                 "serial": self.system_serial, "uuid": self.system_uuid,
-                "firmware": self.firmware, "ipv6_only": self.ipv6_only}
+                "firmware": self.firmware, "ipv6_only": self.ipv6_only,
+                "isolated_macs": list(self.isolated_macs)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> VmSpec:
@@ -99,7 +104,8 @@ class VmSpec:
                    uuid=data.get("uuid", ""),
                    # a lab.json of before UEFI: SeaBIOS VMs
                    firmware=data.get("firmware", firmware.BIOS),
-                   ipv6_only=bool(data.get("ipv6_only", False)))
+                   ipv6_only=bool(data.get("ipv6_only", False)),
+                   isolated_macs=tuple(data.get("isolated_macs") or ()))
 
 
 @dataclass(frozen=True)
@@ -217,7 +223,10 @@ def command_line(spec: VmSpec, files: VmFiles, boot: str, *, qemu: str = QEMU) -
 
     Both firmwares follow the devices' bootindex. A UEFI VM's NIC has no option ROM
     (`romfile=`): OVMF's own PXE boots it. SeaBIOS has no PXE of its own: a BIOS VM's NIC
-    keeps QEMU's iPXE ROM."""
+    keeps QEMU's iPXE ROM. The spec's isolated NICs come after it (the guest's later NICs),
+    each on a hub of its own with nothing else on it (QEMU warns in its log that the hub "is
+    not connected to host network": that is the point), without a ROM or a boot index: no
+    firmware boots from them."""
     network_first = boot == "network"
     nic_index, disk_index = (1, 2) if network_first else (2, 1)
     uefi = firmware.get(spec.firmware).uefi
@@ -232,6 +241,9 @@ def command_line(spec: VmSpec, files: VmFiles, boot: str, *, qemu: str = QEMU) -
         "-device", f"virtio-net-pci,netdev=net0,mac={spec.mac},bootindex={nic_index}"
         + (",romfile=" if uefi else ""),
     ]
+    for index, mac in enumerate(spec.isolated_macs, start=1):
+        argv += ["-netdev", f"hubport,id=isolated{index},hubid={index}",
+                 "-device", f"virtio-net-pci,netdev=isolated{index},mac={mac},romfile="]
     for name, value in firmware.fw_cfg(spec.firmware, spec.ipv6_only).items():
         argv += ["-fw_cfg", f"name={name},string={value}"]
     if spec.disk_gb:

@@ -4,7 +4,14 @@ Every lab process (the `ironsight lab` commands, the daemon, tests and benchmark
 same state directory, so the lab's whole description lives in files there, not in memory:
 `lab.json` (the VMs, ports, pids; no secret), the BMC password in a 0600 file (read by the
 daemon and ipmitool `-f`; never on a command line), `ironsight.conf`, the service's database
-and logs, and `vms/` (disks, UEFI variables, serial logs).
+and logs, `vms/` (disks, UEFI variables, serial logs) and, when the lab has unknown VMs,
+`manifest.csv` (their delivery manifest, `manifest.py`).
+
+Unknown VMs (`default_vms(unknown=K)`, `unknown-1..K`) are machines nobody enrolled: behind
+virtual IPMI BMCs like the others, off until someone powers them on (`lab power-on`), for
+discoverd's auto-discovery to find. Each also has a second NIC whose MAC,
+`SHARED_EXTRA_MAC`, is the same on all of them (a USB or BMC NIC's MAC that identifies
+nothing), isolated from the lab's network (`VmSpec.isolated_macs`).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import Any
 
 from ironsight.client.http import ApiClient, baremetal_client
 from ironsight.common.config import default_state_dir
+from ironsight.common.files import create_private
 from ironsight.common.process import runs_with
 from ironsight.lab import firmware as fw
 from ironsight.lab.network import LabNetwork
@@ -32,12 +40,23 @@ CONF_FILE = "ironsight.conf"
 SERVE_LOG = "serve.log"
 DAEMON_LOG = "lab-daemon.log"
 VMS_DIR = "vms"
+MANIFEST_FILE = "manifest.csv"
 FORMAT = 1
 
 NS_API_PORT = 6385  # inside the namespace, on its loopback
 NS_DISCOVERD_PORT = 5050  # inside the namespace, on its loopback
 NS_RAMDISK_PORT = 5051  # discoverd's ramdisk side, inside the namespace, on the bridge address
+# the virtual IPMI BMCs, inside the namespace (each on its VM's bmc_port): the nodes'
+# ipmi_address, and the manifest's bmc_address
+NS_BMC_ADDRESS = "127.0.0.1"
 DRIVERS = ("pxe_ipmitool", "pxe_ipminative")
+# the unknown VMs: not enrolled, behind virtual IPMI BMCs of this driver (the manifest's and
+# [auto_discovery] driver)
+UNKNOWN_DRIVER = DRIVERS[0]
+UNKNOWN_PREFIX = "unknown-"
+MAX_UNKNOWN = 20
+# the MAC of every unknown VM's second NIC: the same on all of them, never on the bridge
+SHARED_EXTRA_MAC = "52:54:00:5e:00:99"
 SSH_DRIVER = "pxe_ssh"  # a libvirt domain of the lab's hypervisor (hypervisor.py), no BMC
 # a libvirt domain of the lab's hypervisor behind the lab's Redfish BMC (redfish_bmc.py)
 REDFISH_DRIVER = "redfish"
@@ -76,6 +95,16 @@ class LabVm:
     # VMs also get a static address in their network_data (nodes.py): no DHCP of ours
     boot_interface: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.under_libvirt and self.spec.isolated_macs:  # domain_xml has no such NIC
+            raise ValueError(f"{self.spec.name}: isolated NICs are for VMs behind a virtual "
+                             "IPMI BMC only")
+
+    @property
+    def unknown(self) -> bool:
+        """Nobody enrols it: a machine for auto-discovery to find (in the manifest)."""
+        return not self.enroll
+
     @property
     def virtual_media(self) -> bool:
         return self.boot_interface == VMEDIA_BOOT
@@ -97,14 +126,17 @@ class LabVm:
 
 
 def default_vms(count: int, *, ssh: int = 0, redfish: int = 0, bmc_base_port: int = 6230,
-                firmware: Sequence[str] = (fw.BIOS,), ipv6_only: int = 0) -> list[LabVm]:
+                firmware: Sequence[str] = (fw.BIOS,), ipv6_only: int = 0,
+                unknown: int = 0) -> list[LabVm]:
     """`count` VMs named lab-1..N, sizes cycling through SIZES: the first ones behind virtual
     IPMI BMCs (drivers alternating), then `ssh` libvirt domains (pxe_ssh), the last `redfish`
     libvirt domains behind the lab's Redfish BMC (redfish), whose boot interfaces alternate:
     redfish-virtual-media first, then ipxe (PXE through discoverd).
 
     Their firmware cycles through the kinds of `firmware`; the last `ipv6_only` of the VMs
-    booting UEFI are IPv6-only (a SeaBIOS VM's iPXE is the lab's IPv4 path: never)."""
+    booting UEFI are IPv6-only (a SeaBIOS VM's iPXE is the lab's IPv4 path: never).
+
+    Then `unknown` VMs (`unknown_vms`), after the N: nobody enrols them."""
     kinds = list(firmware) or [fw.BIOS]
     for kind in kinds:
         fw.get(kind)  # ValueError naming the choices
@@ -135,6 +167,25 @@ def default_vms(count: int, *, ssh: int = 0, redfish: int = 0, bmc_base_port: in
         if redfish_vm:
             boot = (VMEDIA_BOOT, PXE_BOOT)[(index - (count - redfish)) % 2]
         vms.append(LabVm(spec, driver, bmc_base_port + index, boot_interface=boot))
+    return vms + unknown_vms(unknown, bmc_base_port=bmc_base_port + count)
+
+
+def unknown_vms(count: int, *, bmc_base_port: int) -> list[LabVm]:
+    """`count` (up to MAX_UNKNOWN) VMs nobody enrols, named unknown-1..K: SeaBIOS, sizes
+    cycling through SIZES, each behind a virtual IPMI BMC (UNKNOWN_DRIVER) from
+    `bmc_base_port` on, on a tap `tapu<n>` of the bridge with a MAC of its own (52:54:00:1b:..:..;
+    the enrolled VMs' are 52:54:00:1a:..:..), serial `LAB-unknown-<n>`, and a second, isolated
+    NIC with SHARED_EXTRA_MAC."""
+    if not 0 <= count <= MAX_UNKNOWN:
+        raise LabError(f"{count} unknown VMs asked for: from 0 to {MAX_UNKNOWN}")
+    vms = []
+    for index in range(count):
+        number = index + 1
+        cpus, memory_mb, disk_gb = SIZES[index % len(SIZES)]
+        spec = VmSpec(name=f"{UNKNOWN_PREFIX}{number}", mac=f"52:54:00:1b:00:{number:02x}",
+                      tap=f"tapu{number}", cpus=cpus, memory_mb=memory_mb, disk_gb=disk_gb,
+                      firmware=fw.BIOS, isolated_macs=(SHARED_EXTRA_MAC,))
+        vms.append(LabVm(spec, UNKNOWN_DRIVER, bmc_base_port + index, enroll=False))
     return vms
 
 
@@ -203,8 +254,21 @@ class Lab:
         return str(self.state["discoverd_url"])
 
     @property
+    def unknown_vms(self) -> list[LabVm]:
+        return [vm for vm in self.vms if vm.unknown]
+
+    @property
     def password_file(self) -> Path:
         return self.state_dir / PASSWORD_FILE
+
+    def write_password(self, password: str) -> None:
+        """The BMCs' password on the first line of `password_file`, created 0600."""
+        create_private(self.password_file, (password + "\n").encode())
+
+    @property
+    def manifest_file(self) -> Path:
+        """The unknown VMs' delivery manifest (written by `up` when there are any)."""
+        return self.state_dir / MANIFEST_FILE
 
     @property
     def serve_log(self) -> Path:
@@ -234,7 +298,7 @@ class Lab:
                  ) -> subprocess.CompletedProcess[str]:
         """ipmitool against a VM's BMC, from inside the namespace as the service runs it."""
         vm = self.vm(name)
-        argv = [*self.network.prefix, "ipmitool", "-I", "lanplus", "-H", "127.0.0.1",
+        argv = [*self.network.prefix, "ipmitool", "-I", "lanplus", "-H", NS_BMC_ADDRESS,
                 "-p", str(vm.bmc_port), "-U", self.state["bmc_user"],
                 "-f", str(self.password_file), *args]
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,

@@ -37,7 +37,8 @@ from ironsight.discoverd.service import upgrade_database as upgrade_di
 from ..api.conftest import LATEST, make_conf
 from ..conftest import PG_URL, drop_pg_database, fresh_pg_database
 
-DI_TABLES = ("di_data", "di_attributes", "di_introspections", "inspection_rules")
+DI_TABLES = ("di_data", "di_attributes", "di_introspections", "inspection_rules", "di_claims",
+             "di_discovered", "di_non_unique_macs", "di_manifest", "di_rejected")
 BM_TABLES = ("bm_node_history", "bm_ports", "bm_nodes", "bm_conductors")
 
 

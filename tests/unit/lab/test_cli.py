@@ -1,5 +1,6 @@
-"""`ironsight lab up --firmware ... --ipv6-only-nodes ...` and what `lab status` shows of it
-(the lab itself is not brought up: `up` is replaced by a recorder)."""
+"""`ironsight lab up --firmware ... --ipv6-only-nodes ... --unknown-nodes ...` and what `lab
+status` shows of it (the lab itself is not brought up: `up` is replaced by a recorder), and
+`lab power-on`'s errors."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[LabOptions]:
     def up(options: LabOptions, log: Any = print) -> SimpleNamespace:
         seen.append(options)
         return SimpleNamespace(api_url="http://127.0.0.1:6385",
-                               discoverd_url="http://127.0.0.1:5050", vms=options.vms)
+                               discoverd_url="http://127.0.0.1:5050", vms=options.vms,
+                               manifest_file=options.state_dir / "manifest.csv")
 
     monkeypatch.setattr(lifecycle, "up", up)
     return seen
@@ -95,3 +97,82 @@ def test_status_json_carries_the_firmware(tmp_path: Path) -> None:
         "vms": [vm.as_dict() for vm in vms], "pids": {}}))
     (vm,) = json.loads(lab("status", "--state-dir", str(tmp_path), "--json").output)["vms"]
     assert (vm["firmware"], vm["ipv6_only"]) == ("uefi", True)
+
+
+# --- unknown VMs ------------------------------------------------------------------------------
+
+def test_there_are_no_unknown_vms_by_default(asked: list[LabOptions], tmp_path: Path) -> None:
+    assert lab("up", "--state-dir", str(tmp_path)).exit_code == 0
+    assert not any(vm.unknown for vm in asked[0].vms)
+
+
+def test_unknown_nodes_adds_that_many_unknown_vms(asked: list[LabOptions],
+                                                  tmp_path: Path) -> None:
+    result = lab("up", "--state-dir", str(tmp_path), "--nodes", "1", "--unknown-nodes", "2")
+    assert result.exit_code == 0, result.output
+    assert [(vm.spec.name, vm.unknown) for vm in asked[0].vms] == [
+        ("lab-1", False), ("unknown-1", True), ("unknown-2", True)]
+
+
+@pytest.mark.parametrize("count", ["21", "-1"])
+def test_unknown_nodes_out_of_0_to_20_is_a_usage_error(asked: list[LabOptions],
+                                                      count: str) -> None:
+    result = lab("up", "--unknown-nodes", count)
+    assert result.exit_code == 2
+    assert "Invalid value for '--unknown-nodes'" in result.output
+    assert asked == []
+
+
+def test_up_names_the_unknown_vms_and_the_manifest(asked: list[LabOptions],
+                                                   tmp_path: Path) -> None:
+    result = lab("up", "--state-dir", str(tmp_path), "--nodes", "2", "--unknown-nodes", "2")
+    assert "unknown VMs (not enrolled, off): unknown-1, unknown-2" in result.output
+    assert f"delivery manifest: {tmp_path / 'manifest.csv'}" in result.output
+    assert f"ironsight lab power-on unknown-1 --state-dir {tmp_path}" in result.output
+
+
+def test_up_suggests_inspecting_the_enrolled_vms_only(asked: list[LabOptions],
+                                                      tmp_path: Path) -> None:
+    result = lab("up", "--state-dir", str(tmp_path), "--nodes", "2", "--unknown-nodes", "1")
+    assert "ironsight node inspect lab-1 lab-2 --wait 300" in result.output
+
+
+def test_up_without_unknown_vms_mentions_no_manifest(asked: list[LabOptions],
+                                                     tmp_path: Path) -> None:
+    assert "manifest" not in lab("up", "--state-dir", str(tmp_path)).output
+
+
+def write_lab(path: Path, vms: list[Any], **more: Any) -> None:
+    (path / STATE_FILE).write_text(json.dumps({
+        "network": LabNetwork(namespace="isv-absent").__dict__,
+        "vms": [vm.as_dict() for vm in vms], "pids": {}, **more}))
+
+
+def test_status_lists_the_unknown_vms_and_the_manifest(tmp_path: Path) -> None:
+    write_lab(tmp_path, default_vms(1, unknown=2), manifest=str(tmp_path / "manifest.csv"))
+    result = lab("status", "--state-dir", str(tmp_path))
+    assert "unknown VMs (not enrolled; `ironsight lab power-on NAME`): unknown-1, " \
+           f"unknown-2; delivery manifest {tmp_path / 'manifest.csv'}" in result.output
+    assert "unknown-2" in {line.split()[1] for line in result.output.splitlines()
+                           if line.startswith("│ ")}
+
+
+def test_power_on_of_an_unknown_name_is_an_error_listing_the_vms(tmp_path: Path) -> None:
+    write_lab(tmp_path, default_vms(1, unknown=1))
+    result = lab("power-on", "unknown-7", "--state-dir", str(tmp_path))
+    assert result.exit_code == 1
+    assert "has no VM 'unknown-7' (its VMs: lab-1, unknown-1)" in result.output
+
+
+def test_power_on_without_a_lab_is_an_error(tmp_path: Path) -> None:
+    result = lab("power-on", "unknown-1", "--state-dir", str(tmp_path))
+    assert result.exit_code == 1
+    assert f"no lab in {tmp_path}" in result.output
+
+
+def test_power_on_of_a_lab_that_is_down_names_the_vm(tmp_path: Path) -> None:
+    write_lab(tmp_path, default_vms(1, unknown=1))
+    result = lab("power-on", "unknown-1", "--state-dir", str(tmp_path))
+    assert result.exit_code == 1
+    assert "cannot power unknown-1 on: the lab in" in result.output
+    assert "is not up" in result.output

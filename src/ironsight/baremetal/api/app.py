@@ -10,6 +10,7 @@ from ironsight.baremetal.api import (
     chassis,
     conductors,
     deploy_templates,
+    discovery,
     events,
     inspection_rules,
     microversions,
@@ -52,6 +53,8 @@ ACCESS = AccessRules(
                 # ironsight's own: another service's events (POST .../changes, a node
                 # write with events that go with it, needs a member, as a PATCH does)
                 rule({"POST"}, r"/v1/nodes/[^/]+/history"),
+                # ironsight's own: lifting (or confirming) a discovered node's quarantine
+                rule({"POST"}, r"/v1/discovery/(approve|reject)"),
                 # Ironic's baremetal:{node,driver}:vendor_passthru: admin, listing too
                 rule(ALL_METHODS, r"/v1/(nodes|drivers)/[^/]+/vendor_passthru(/methods)?")),
     # Ironic's baremetal:node:get_console, get_boot_device (also .../supported) and
@@ -79,6 +82,7 @@ def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette
                       *conductors.routes,
                       *deploy_templates.routes, *runbooks.routes, *volume.routes,
                       *allocations.routes, *inspection_rules.routes, *events.routes,
+                      *discovery.routes,
                       # last: what no other route took under a node (never a bare 404)
                       *node_extras.fallback_routes]))
 

@@ -11,6 +11,7 @@ from ironsight.baremetal import raid, states
 from ironsight.baremetal.api import microversions, project_scope, schemas, views
 from ironsight.baremetal.api.base import Ctx, missing_ident, parse_bool, parse_limit, parse_sort
 from ironsight.baremetal.api.node_extras import check_trait
+from ironsight.baremetal.conductor.discovery import STATUSES
 from ironsight.baremetal.conductor.records import Change, Event
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
 from ironsight.common.api.endpoint import endpoint
@@ -30,7 +31,9 @@ _BOOL_FILTERS = ("maintenance", "associated", "reserved", "retired", "sharded")
 # Filters with a rule of their own: the chassis (by UUID), a part of the description, a
 # project (owner or lessee), a fault (none is ever recorded: ironsight has no fault detection),
 # the conductor serving the node (the hash ring's answer: `_on_conductor`)
-_OTHER_FILTERS = ("chassis_uuid", "description_contains", "project", "fault", "conductor")
+_OTHER_FILTERS = ("chassis_uuid", "description_contains", "project", "fault", "conductor",
+                  # ironsight only: discovered nodes (api/discovery.py), and by approval
+                  "auto_discovered", "discovery")
 _LIST_PARAMS = {"fields", "limit", "marker", "sort_key", "sort_dir", "detail",
                 "include_children", *_EQUAL_FILTERS, *_BOOL_FILTERS, *_OTHER_FILTERS}
 # Ironic's node faults (ironic.common.faults)
@@ -170,6 +173,13 @@ def _other_filters(params: dict[str, str], filters: dict[str, Any]) -> None:
             raise InvalidParameterValue(f"Unknown fault: {params['fault']!r}. Valid faults "
                                         f"are: {', '.join(_FAULTS)}")
         filters["fault"] = params["fault"]
+    if "auto_discovered" in params:
+        filters["auto_discovered"] = parse_bool("auto_discovered", params["auto_discovered"])
+    if "discovery" in params:
+        if params["discovery"] not in STATUSES:
+            raise InvalidParameterValue(f"Invalid value for discovery: {params['discovery']!r} "
+                                        f"(one of {', '.join(STATUSES)})")
+        filters["discovery"] = params["discovery"]
 
 
 @endpoint

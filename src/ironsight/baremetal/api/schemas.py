@@ -319,3 +319,35 @@ def apply_patch(doc: JsonDict, ops: Any, patchable: set[str]) -> JsonDict:
         else:
             parent[last] = op["value"]
     return result
+
+
+# --- discovery (ironsight only) -------------------------------------------------------------
+
+
+class DiscoveryLookup(_Strict):
+    """`POST /v1/discovery/lookup`: the signals of a report (canonical BMC hosts)."""
+
+    macs: list[str] = Field(default_factory=list, max_length=256)
+    bmc_addresses: list[str] = Field(default_factory=list, max_length=8)
+
+    @field_validator("macs")
+    @classmethod
+    def _macs(cls, v: list[str]) -> list[str]:
+        return [normalize_mac(m) for m in v]
+
+
+class DiscoveredNode(DiscoveryLookup):
+    """`POST /v1/discovery/nodes`: a node for a machine that matches none, unless one
+    matches after all (checked in the same transaction)."""
+
+    node: NodeCreate
+    traits: list[str] = Field(default_factory=list, max_length=50)
+    status: Literal["pending", "approved"] = "pending"
+    max_pending: int = Field(default=1000, ge=1)
+    event: str = Field(default="Node auto-discovered", min_length=1, max_length=1024)
+
+
+class DiscoveryDecision(_Strict):
+    """`POST /v1/discovery/approve` and `/reject`: the nodes (UUIDs or names)."""
+
+    nodes: list[str] = Field(min_length=1, max_length=1000)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ironsight.baremetal import states
 from ironsight.baremetal.conductor import provisioning
+from ironsight.baremetal.conductor.discovery import Discovery, check_not_quarantined
 from ironsight.baremetal.conductor.hosts import host_of
 from ironsight.baremetal.conductor.inspection import Inspection
 from ironsight.baremetal.conductor.records import Records
@@ -66,6 +67,7 @@ class Conductor:
         # this replica's part of the periodic work (the live members: periodic.py)
         self.share = Share(self.name)
         self.records = Records(db, self.tasks, drivers)
+        self.discovery = Discovery(db, self.tasks)
         # the images of the nodes booted from virtual media, served by the API (api/vmedia.py)
         self.media = VirtualMedia(conf)
         self.inspection = Inspection(conf, db, self.tasks, drivers, self.share, self.media)
@@ -87,6 +89,7 @@ class Conductor:
         async with self.tasks.locked(ident) as task:
             node = task.node
             state = node["provision_state"]
+            check_not_quarantined(node, f'provisioning action ("{verb}")')
             if not states.is_allowed(state, verb):
                 raise InvalidStateRequested(
                     f'The requested action "{verb}" can not be performed on node '
@@ -184,6 +187,7 @@ class Conductor:
                 f"target: {target!r} is not a supported power state "
                 f"(one of: {', '.join(POWER_TARGETS)})")
         async with self.tasks.locked(ident) as task:
+            check_not_quarantined(task.node, "power action")
             driver = self.drivers.for_node(task.node)
             driver.power.validate(task.context)
             self.workers.check_free()
@@ -216,6 +220,7 @@ class Conductor:
             raise InvalidParameterValue(
                 f"boot_device: {device!r} is not supported (one of: {', '.join(BOOT_DEVICES)})")
         async with self.tasks.locked(ident) as task:
+            check_not_quarantined(task.node, "management action")
             driver = self.drivers.for_node(task.node)
             driver.management.validate(task.context)
             await driver.management.set_boot_device(task.context, device, persistent)
@@ -243,6 +248,7 @@ class Conductor:
     async def _manage(self, ident: str, action: Any, event: str) -> None:
         """One management call under the node's lock, written to its history."""
         async with self.tasks.locked(ident) as task:
+            check_not_quarantined(task.node, "management action")
             driver = self.drivers.for_node(task.node)
             driver.management.validate(task.context)
             await action(driver.management, task.context)
@@ -267,6 +273,7 @@ class Conductor:
         once the console interface is done (Ironic's set_console_mode: nothing happens when
         the console is so already, and no lock is taken)."""
         node = await self.records.get_node(ident)
+        check_not_quarantined(node, "console action")
         self.drivers.for_node(node).console_for(node).validate(self.secrets.context(node))
         if bool(node["console_enabled"]) == enabled:
             return
@@ -323,6 +330,7 @@ class Conductor:
     async def set_indicator_state(self, ident: str, component: str, indicator: str,
                                   state: str) -> None:
         async with self.tasks.locked(ident) as task:
+            check_not_quarantined(task.node, "management action")
             management = self.drivers.for_node(task.node).management
             management.validate(task.context)
             await management.set_indicator_state(task.context, component, indicator, state)
@@ -340,6 +348,7 @@ class Conductor:
         exclusive lock is checked and run under the node's lock (a worker holds it to the
         end); the others without it, as Ironic's shared lock does."""
         node = await self.records.get_node(ident)
+        check_not_quarantined(node, "vendor passthru call")
         vendor = self.drivers.for_node(node).vendor_for(node)
         found = vendor_method(vendor, method, http_method)
         assert vendor is not None  # vendor_method found none without one

@@ -247,6 +247,9 @@ async def list_nodes(conn: Conn, *, columns: Sequence[Any], filters: Row,
         elif key == "reserved":
             col = nodes.c.reservation
             conds.append(col.is_not(None) if value else col.is_(None))
+        elif key == "auto_discovered":
+            col = nodes.c.discovery
+            conds.append(col.is_not(None) if value else col.is_(None))
         elif key == "sharded":
             col = nodes.c.shard
             conds.append(col.is_not(None) if value else col.is_(None))

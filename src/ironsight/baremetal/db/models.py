@@ -88,9 +88,13 @@ nodes = Table(
     Column("target_raid_config", JSON, nullable=True),
     # 0009_console_enabled: the console runs (set by the conductor, asked by the API)
     Column("console_enabled", Boolean, nullable=False, default=False, server_default=false()),
+    # 0010_discovery: NULL for an enrolled node; a discovered node's approval (discovery.py):
+    # pending or rejected (quarantined: no power or provisioning action), approved
+    Column("discovery", String(16), nullable=True),
     Index("bm_nodes_provision_state_idx", "provision_state", "provision_updated_at"),
     Index("bm_nodes_reservation_idx", "reservation"),
     Index("bm_nodes_power_sync_idx", "driver", "power_synced_at"),
+    Index("bm_nodes_discovery_idx", "discovery"),
 )
 
 # A node's traits (Ironic's node traits, 1.37): what allocations match on.

@@ -21,6 +21,7 @@ from ironsight.common.exceptions import Forbidden
 from ironsight.discoverd.api import (
     callback,
     deadlines,
+    discovery,
     inspection_rules,
     introspection,
     members,
@@ -43,7 +44,10 @@ ACCESS = AccessRules(public=(VERSION_DOCUMENTS,
                                  # a callback token for a ramdisk the caller boots itself,
                                  # and the steps of that boot
                                  rule({"POST"}, r"/v1/introspection/[^/]+/boot_params"),
-                                 rule({"POST"}, r"/v1/phases")))
+                                 rule({"POST"}, r"/v1/phases"),
+                                 # the delivery manifest names BMC credentials (by file),
+                                 # a resolution moves ports or creates a node
+                                 rule({"POST"}, r"/v1/discovery/.*")))
 
 
 async def system_only(ctx: Any) -> None:
@@ -70,6 +74,7 @@ def create_app(deps: DiscoverdDeps, extra_routes: Sequence[BaseRoute] = (),
     return build_app(_spec(deps, metrics, open_only=False), deps,
                      [*root.routes, *introspection.routes, *callback.routes,
                       *members.routes, *phases.routes, *rejected.routes, *deadlines.routes,
+                      *discovery.routes,
                       *rules.routes, *inspection_rules.routes, *extra_routes])
 
 

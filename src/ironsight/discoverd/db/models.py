@@ -110,7 +110,72 @@ rejected = Table(
     Column("bmc_address", String(64), nullable=True),
     Column("source_address", String(64), nullable=True),
     Column("message", String(1024), nullable=False),
+    # 0009_discovery: a discovery conflict (reason discovery_conflict) is a record of its
+    # own until resolved: the signals that matched known nodes, the machine's identity, its
+    # report (to create its node if it is a new machine), the resolution, and how often the
+    # same machine came back meanwhile (`key`: one open record per machine)
+    Column("key", String(255), nullable=True),
+    Column("signals", JSON, nullable=True),
+    Column("matched", JSON, nullable=True),
+    Column("serial", String(255), nullable=True),
+    Column("system_uuid", String(64), nullable=True),
+    Column("data", JSON, nullable=True),
+    Column("repeats", Integer, nullable=False, default=0, server_default="0"),
+    Column("resolution", String(32), nullable=True),
+    Column("resolved_at", DateTime, nullable=True),
+    Column("resolved_by", String(255), nullable=True),
     Index("di_rejected_at_idx", "at"),
+    Index("di_rejected_key_idx", "key"),
+)
+
+# Auto-discovery (0009_discovery). What identifies the machines discovery has seen: a claim
+# per identity MAC and per (serial, system UUID) of a discovered node (taken before its node
+# is created, so that two reports of one machine create one node), and the system key of
+# every node whose report was processed (the serial lookup covers every node).
+claims = Table(
+    "di_claims", metadata,
+    Column("kind", String(8), primary_key=True),  # mac, system
+    Column("value", String(255), primary_key=True),
+    Column("node_uuid", String(36), nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    Index("di_claims_node_idx", "node_uuid"),
+)
+
+# The nodes discovery created: where from (the rate limit counts per subnet), what the
+# machine said it is, its manifest row, its BMC check, how often it was seen again.
+discovered = Table(
+    "di_discovered", metadata,
+    Column("node_uuid", String(36), primary_key=True),
+    Column("created_at", DateTime, nullable=False),
+    Column("source_address", String(64), nullable=True),
+    Column("subnet", String(64), nullable=True),
+    Column("serial", String(255), nullable=True),
+    Column("system_uuid", String(64), nullable=True),
+    Column("manifest_serial", String(255), nullable=True),
+    Column("bmc_probe", JSON, nullable=True),
+    Column("seen_count", Integer, nullable=False, default=0, server_default="0"),
+    Column("last_seen_at", DateTime, nullable=True),
+    Index("di_discovered_subnet_idx", "subnet", "created_at"),
+)
+
+# MACs that never identify a machine, as discovery found them (seen on two machines) beside
+# the configured ones (the operator's list and the built-in ones are not stored).
+non_unique_macs = Table(
+    "di_non_unique_macs", metadata,
+    Column("mac", String(64), primary_key=True),
+    Column("reason", String(255), nullable=False),
+    Column("recorded_at", DateTime, nullable=False),
+)
+
+# The expected delivery (discoverd/manifest.py): one row per machine, by system serial; the
+# node it became once it arrived.
+manifest = Table(
+    "di_manifest", metadata,
+    Column("serial", String(255), primary_key=True),
+    Column("entry", JSON, nullable=False),
+    Column("imported_at", DateTime, nullable=False),
+    Column("node_uuid", String(36), nullable=True),
+    Column("arrived_at", DateTime, nullable=True),
 )
 
 # The live replicas of discoverd: each heartbeats its row; a silent one is dead, and the

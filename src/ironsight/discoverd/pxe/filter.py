@@ -41,6 +41,11 @@ def ethernet_macs(values: Iterable[str]) -> set[str]:
     return {m for m in macs if MAC_RE.match(m)}
 
 
+def denies_unknown(conf: Config) -> bool:
+    """`deny_unknown_macs`, unless discovery is on: then unknown MACs are what it is for."""
+    return conf.pxe_filter.deny_unknown_macs and not conf.discovery
+
+
 def is_allowed(mac: str, *, active: set[str], known: set[str], deny_unknown: bool) -> bool:
     return mac in active or (mac not in known and not deny_unknown)
 
@@ -72,7 +77,7 @@ class FilterDriver(abc.ABC):
     @classmethod
     def from_config(cls, conf: Config, place: FilterPlace) -> FilterDriver:
         """The driver as configured; the base takes only `[pxe_filter] deny_unknown_macs`."""
-        return cls(conf.pxe_filter.deny_unknown_macs)
+        return cls(denies_unknown(conf))
 
     def dnsmasq_options(self) -> list[str]:
         """Lines this driver needs in dnsmasq's configuration."""

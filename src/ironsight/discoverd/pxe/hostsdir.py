@@ -14,7 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ironsight.common.config import Config
-from ironsight.discoverd.pxe.filter import FilterDriver, FilterPlace, PxeFilterError
+from ironsight.discoverd.pxe.filter import (
+    FilterDriver,
+    FilterPlace,
+    PxeFilterError,
+    denies_unknown,
+)
 
 
 class HostsDirDriver(FilterDriver):
@@ -27,7 +32,7 @@ class HostsDirDriver(FilterDriver):
 
     @classmethod
     def from_config(cls, conf: Config, place: FilterPlace) -> FilterDriver:
-        return cls(place.directory / "hosts", conf.pxe_filter.deny_unknown_macs)
+        return cls(place.directory / "hosts", denies_unknown(conf))
 
     def dnsmasq_options(self) -> list[str]:
         options = [f"dhcp-hostsdir={self.directory}"]

@@ -16,7 +16,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from ironsight.common.config import Config
 from ironsight.discoverd.pxe.commands import run_command
-from ironsight.discoverd.pxe.filter import FilterDriver, FilterPlace, PxeFilterError
+from ironsight.discoverd.pxe.filter import (
+    FilterDriver,
+    FilterPlace,
+    PxeFilterError,
+    denies_unknown,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -32,7 +37,7 @@ class IptablesDriver(FilterDriver):
 
     @classmethod
     def from_config(cls, conf: Config, place: FilterPlace) -> FilterDriver:
-        return cls(conf.pxe.interface, conf.pxe_filter.deny_unknown_macs, prefix=place.prefix)
+        return cls(conf.pxe.interface, denies_unknown(conf), prefix=place.prefix)
 
     def __init__(self, interface: str, deny_unknown: bool, *, chain: str = CHAIN,
                  prefix: Sequence[str] = (), runner: Runner = run_command) -> None:

@@ -120,8 +120,12 @@ class PxeService:
     def for_discoverd(cls, conf: Config, cache: NodeCache, ironic: BareMetal,
                       on_ownership: OnOwnership | None = None,
                       limiter: RateLimiter | None = None) -> PxeService:
+        # discovery on: a known machine in a rediscover state may boot the ramdisk again
+        # (seen again); the others stay refused
+        states = conf.auto_discovery.rediscover_states if conf.discovery else []
         return cls(conf, active_macs=partial(introspection_macs, cache),
-                   known_macs=ironic.list_all_port_macs, on_ownership=on_ownership,
+                   known_macs=partial(ironic.list_all_port_macs, states),
+                   on_ownership=on_ownership,
                    cache=cache, limiter=limiter)
 
     def leases_file(self) -> Path | None:
@@ -395,6 +399,9 @@ class PxeService:
                         "dhcp_range_ipv6, DHCPv6 answers every MAC (use driver = dnsmasq)")
         if conf.pxe_filter.driver == "noop" and conf.pxe_filter.deny_unknown_macs:
             LOG.warning("[pxe_filter] deny_unknown_macs has no effect with driver = noop")
+        if conf.discovery and conf.pxe_filter.deny_unknown_macs:
+            LOG.warning("[pxe_filter] deny_unknown_macs has no effect with auto-discovery on: "
+                        "unknown MACs boot the discovery ramdisk")
 
 
 def _check_url(option: str, value: str) -> None:

@@ -1,0 +1,207 @@
+"""discoverd's records of auto-discovery: identity claims, discovered nodes, the MACs found
+not to be unique and the delivery manifest (the tables of db/models.py, 0009)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from ironsight.common.clock import utcnow
+from ironsight.common.db import Database
+from ironsight.discoverd.db.models import claims, discovered, manifest, non_unique_macs
+from ironsight.discoverd.manifest import ManifestEntry
+
+Key = tuple[str, str]  # (kind, value): ("mac", "52:54:..."), ("system", "serial|uuid")
+
+
+class DiscoveryStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- claims ---------------------------------------------------------------------------
+
+    async def claim(self, node_uuid: str, keys: Sequence[Key]) -> bool:
+        """Claim every key for the node, all or none: False when one is claimed already
+        (another report of the same machine got there first)."""
+        if not keys:
+            return True
+        now = utcnow()
+        try:
+            async with self.db.begin() as conn:
+                await conn.execute(insert(claims), [
+                    {"kind": k, "value": v, "node_uuid": node_uuid, "created_at": now}
+                    for k, v in keys])
+        except IntegrityError:
+            return False
+        return True
+
+    async def release(self, node_uuid: str) -> None:
+        async with self.db.single() as conn:
+            await conn.execute(delete(claims).where(claims.c.node_uuid == node_uuid))
+
+    async def owners(self, keys: Iterable[Key]) -> dict[Key, str]:
+        wanted = list(keys)
+        if not wanted:
+            return {}
+        found: dict[Key, str] = {}
+        for kind in {k for k, _ in wanted}:
+            values = [v for k, v in wanted if k == kind]
+            async with self.db.read() as conn:
+                rows = await conn.execute(select(claims.c.value, claims.c.node_uuid).where(
+                    claims.c.kind == kind, claims.c.value.in_(values)))
+                found.update({(kind, str(v)): str(n) for v, n in rows})
+        return found
+
+    async def settled(self, node_uuid: str, grace: float) -> bool:
+        """Whether the node's creation is over (recorded, or claimed more than `grace`
+        seconds ago: a creation that died half-way), not under way in another report."""
+        async with self.db.read() as conn:
+            if (await conn.execute(select(discovered.c.node_uuid).where(
+                    discovered.c.node_uuid == node_uuid))).first() is not None:
+                return True
+            first = (await conn.execute(select(func.min(claims.c.created_at)).where(
+                claims.c.node_uuid == node_uuid))).scalar()
+        return first is None or (utcnow() - first).total_seconds() > grace
+
+    async def system_keys_of(self, node_uuids: Iterable[str]) -> dict[str, str]:
+        """node -> its system key, for the nodes that have one."""
+        nodes = sorted(set(node_uuids))
+        if not nodes:
+            return {}
+        async with self.db.read() as conn:
+            rows = await conn.execute(select(claims.c.node_uuid, claims.c.value).where(
+                claims.c.kind == "system", claims.c.node_uuid.in_(nodes)))
+            return {str(n): str(v) for n, v in rows}
+
+    async def set_system_key(self, node_uuid: str, key: str) -> None:
+        """The node's report said it is machine `key` (the latest report wins: a board
+        swapped keeps its node)."""
+        async with self.db.begin() as conn:
+            await conn.execute(delete(claims).where(
+                claims.c.kind == "system",
+                (claims.c.value == key) | (claims.c.node_uuid == node_uuid)))
+            await conn.execute(insert(claims), {"kind": "system", "value": key,
+                                                "node_uuid": node_uuid,
+                                                "created_at": utcnow()})
+
+    async def move_claims(self, keys: Sequence[Key], node_uuid: str) -> None:
+        """Give `keys` to the node (a conflict resolved as the same machine)."""
+        async with self.db.begin() as conn:
+            for kind, value in keys:
+                await conn.execute(delete(claims).where(claims.c.kind == kind,
+                                                        claims.c.value == value))
+                await conn.execute(insert(claims), {"kind": kind, "value": value,
+                                                    "node_uuid": node_uuid,
+                                                    "created_at": utcnow()})
+
+    # --- non-unique MACs ------------------------------------------------------------------
+
+    async def non_unique(self) -> dict[str, str]:
+        async with self.db.read() as conn:
+            rows = await conn.execute(select(non_unique_macs.c.mac, non_unique_macs.c.reason))
+            return {str(m): str(r) for m, r in rows}
+
+    async def mark_non_unique(self, mac: str, reason: str) -> None:
+        """Record a shared MAC; its claim goes (it identifies nobody now)."""
+        try:
+            async with self.db.begin() as conn:
+                await conn.execute(insert(non_unique_macs), {
+                    "mac": mac, "reason": reason[:255], "recorded_at": utcnow()})
+                await conn.execute(delete(claims).where(claims.c.kind == "mac",
+                                                        claims.c.value == mac))
+        except IntegrityError:
+            pass  # recorded already (another replica, at the same time)
+
+    # --- discovered nodes -----------------------------------------------------------------
+
+    async def record(self, node_uuid: str, *, source: str | None, subnet: str | None,
+                     serial: str | None, system_uuid: str | None,
+                     manifest_serial: str | None, bmc_probe: dict[str, Any] | None) -> None:
+        async with self.db.single() as conn:
+            await conn.execute(insert(discovered), {
+                "node_uuid": node_uuid, "created_at": utcnow(), "source_address": source,
+                "subnet": subnet, "serial": serial, "system_uuid": system_uuid,
+                "manifest_serial": manifest_serial, "bmc_probe": bmc_probe, "seen_count": 0})
+
+    async def created_since(self, subnet: str, since: dt.datetime) -> int:
+        async with self.db.read() as conn:
+            return int((await conn.execute(select(func.count()).select_from(discovered).where(
+                discovered.c.subnet == subnet, discovered.c.created_at >= since))).scalar()
+                or 0)
+
+    async def seen_again(self, node_uuid: str) -> None:
+        async with self.db.single() as conn:
+            await conn.execute(update(discovered).where(discovered.c.node_uuid == node_uuid)
+                               .values(seen_count=discovered.c.seen_count + 1,
+                                       last_seen_at=utcnow()))
+
+    async def discovered(self, node_uuids: Iterable[str] | None = None
+                         ) -> dict[str, dict[str, Any]]:
+        query = select(discovered)
+        if node_uuids is not None:
+            query = query.where(discovered.c.node_uuid.in_(sorted(set(node_uuids))))
+        async with self.db.read() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return {str(r["node_uuid"]): {
+            **{k: v for k, v in r.items() if k not in ("created_at", "last_seen_at")},
+            "created_at": r["created_at"].isoformat(),
+            "last_seen_at": r["last_seen_at"].isoformat() if r["last_seen_at"] else None}
+            for r in rows}
+
+    async def forget(self, node_uuid: str) -> None:
+        """The node is gone (deleted by an operator): its records and claims go too."""
+        async with self.db.begin() as conn:
+            await conn.execute(delete(discovered).where(discovered.c.node_uuid == node_uuid))
+            await conn.execute(delete(claims).where(claims.c.node_uuid == node_uuid))
+
+    # --- manifest -------------------------------------------------------------------------
+
+    async def import_manifest(self, entries: Sequence[ManifestEntry]) -> tuple[int, int]:
+        """Add the rows, replacing those of the same serial (keeping whether they arrived).
+        (added, replaced)."""
+        now = utcnow()
+        async with self.db.begin() as conn:
+            known = {str(s) for s in (await conn.execute(select(manifest.c.serial).where(
+                manifest.c.serial.in_([e.serial for e in entries])))).scalars()}
+            for entry in entries:
+                if entry.serial in known:
+                    await conn.execute(update(manifest).where(
+                        manifest.c.serial == entry.serial).values(
+                        entry=entry.to_dict(), imported_at=now))
+                else:
+                    await conn.execute(insert(manifest), {
+                        "serial": entry.serial, "entry": entry.to_dict(),
+                        "imported_at": now})
+        return len(entries) - len(known), len(known)
+
+    async def manifest_rows(self) -> list[dict[str, Any]]:
+        async with self.db.read() as conn:
+            rows = (await conn.execute(select(manifest).order_by(manifest.c.serial))
+                    ).mappings().all()
+        return [dict(r) for r in rows]
+
+    async def manifest_entry(self, serial: str | None, macs: Sequence[str]
+                             ) -> ManifestEntry | None:
+        """The row of the machine: by serial, else by one of its MACs."""
+        async with self.db.read() as conn:
+            if serial is not None:
+                row = (await conn.execute(select(manifest.c.entry).where(
+                    manifest.c.serial == serial))).scalar()
+                if row is not None:
+                    return ManifestEntry.from_dict(row)
+        if not macs:
+            return None
+        wanted = set(macs)
+        for row in await self.manifest_rows():  # rows are few (one delivery)
+            if wanted & set(row["entry"].get("macs") or ()):
+                return ManifestEntry.from_dict(row["entry"])
+        return None
+
+    async def arrived(self, serial: str, node_uuid: str) -> None:
+        async with self.db.single() as conn:
+            await conn.execute(update(manifest).where(manifest.c.serial == serial).values(
+                node_uuid=node_uuid, arrived_at=utcnow()))
