@@ -98,6 +98,12 @@ def run_daemon(state_dir: Path) -> int:
     return 0
 
 
+def _identity(vm: LabVm) -> dict[str, str]:
+    """What the VM's BMC says it is: its SMBIOS system UUID (Get System GUID) and serial
+    (FRU 0), as a real server's BMC does; discovery's BMC check compares them."""
+    return {"system_uuid": vm.spec.system_uuid, "serial": vm.spec.system_serial}
+
+
 def _root_bmc(machine: QemuMachine, vm: LabVm, user: str, password: str,
               same: bool) -> VirtualBmc:
     """On the same port number as inside when wanted and free, else on any free port."""
@@ -145,9 +151,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-def _identity(vm: LabVm) -> dict[str, str]:
-    """What the VM's BMC says it is: its SMBIOS system UUID (Get System GUID) and serial
-    (FRU 0), as a real server's BMC does; discovery's BMC check compares them."""
-    return {"system_uuid": vm.spec.system_uuid, "serial": vm.spec.system_serial}
