@@ -14,6 +14,9 @@ N (`--rate-limit`); `--flood` keeps the default (60 a minute per /24) and report
 the N were created and how many refused (429) instead.
 
     .venv/bin/python bench/bench_discovery.py [--nodes 500] [--db-url URL]
+
+With --db-url (a PostgreSQL server), each service keeps its tables in a fresh database of its
+own there (ironsight_bench_bm, ironsight_bench_di), as bench_inspection.py does.
     .venv/bin/python bench/bench_discovery.py --nodes 200 --flood
 """
 
@@ -32,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import loadgen
 from bench_api import free_port, proc_stat, start_service
 from bench_discoverd import BM, report, wait_states
+from pgstats import fresh_databases
 
 
 def unknown(i: int) -> dict[str, Any]:
@@ -124,12 +128,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-") as tmp:
         state = Path(tmp)
         bm_port, di_port = free_port(), free_port()
+        bm_url = di_conn = None
+        if args.db_url:  # fresh databases of their own for both services
+            bm_url, di_url = fresh_databases(args.db_url, ["ironsight_bench_bm",
+                                                           "ironsight_bench_di"])
+            di_conn = f"connection = {di_url}\n"
         extra = (f"[introspection]\nport = {di_port}\nironic_url = http://127.0.0.1:{bm_port}\n"
+                 f"{di_conn or ''}"
                  "ironic_retry_interval = 0.05\nramdisk_rate_limit = 0\n"
                  f"[auto_discovery]\nenabled = true\nprobe_bmc = false\n{limit}"
                  f"max_pending = {max(args.nodes, 1000)}\n"
                  "[processing]\nadd_ports = all\n")
-        proc = start_service(state, bm_port, args.db_url, extra)
+        proc = start_service(state, bm_port, bm_url, extra)
         try:
             time.sleep(1)
             r = asyncio.run(bench(bm_port, di_port, proc.pid, args.nodes, args.flood))

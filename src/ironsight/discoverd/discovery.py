@@ -336,12 +336,12 @@ class Discovery:
 
     # --- creation -------------------------------------------------------------------------
 
-    async def _check_rate(self, subnet: str | None) -> None:
+    async def _reserve(self, uuid: str, subnet: str | None) -> None:
         if subnet is None:
             return
         section = self.conf.auto_discovery
         since = utcnow() - dt.timedelta(seconds=60)
-        if await self.store.created_since(subnet, since) >= section.rate_limit:
+        if not await self.store.reserve(uuid, subnet, section.rate_limit, since):
             self.counts[LIMITED_SUBNET] += 1
             raise DiscoveryLimited(f"Discovery created {section.rate_limit} nodes for "
                                    f"{subnet} in the last minute ([auto_discovery] "
@@ -350,7 +350,6 @@ class Discovery:
     async def _create(self, identity: Identity, inventory: dict[str, Any],
                       stored: Any | None, source: str | None, raw: Any) -> Found:
         subnet = subnet_of(source, self.conf)
-        await self._check_rate(subnet)
         uuid = new_uuid()
         keys: list[Key] = [("mac", m) for m in identity.macs]
         if identity.system_key is not None:
@@ -358,10 +357,10 @@ class Discovery:
         if not await self.store.claim(uuid, keys):
             raise Conflict("Another report of this machine is being processed; retry")
         try:
+            await self._reserve(uuid, subnet)
             entry = await self.store.manifest_entry(identity.serial, identity.macs)
             probe = await self._probe(identity, entry)
             if probe is not None and probe.get("serial_match") is False:
-                await self.store.release(uuid)
                 signal = Signal("bmc_probe", probe["address"], "")
                 raise await self._conflict(
                     identity, [signal], source, raw,
@@ -369,7 +368,7 @@ class Discovery:
                     f"{probe.get('bmc_serial')}, system UUID {probe.get('bmc_system_uuid')})")
             uuid = await self._create_node(uuid, identity, entry, probe, source, raw)
         except BaseException:
-            await self.store.release(uuid)
+            await self.store.forget(uuid)  # its claims and its place in the rate
             raise
         await self.store.record(uuid, source=source, subnet=subnet, serial=identity.serial,
                                 system_uuid=identity.system_uuid,

@@ -7,7 +7,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.common.clock import utcnow
@@ -61,7 +61,8 @@ class DiscoveryStore:
         seconds ago: a creation that died half-way), not under way in another report."""
         async with self.db.read() as conn:
             if (await conn.execute(select(discovered.c.node_uuid).where(
-                    discovered.c.node_uuid == node_uuid))).first() is not None:
+                    discovered.c.node_uuid == node_uuid, discovered.c.complete.is_(True))
+                    )).first() is not None:
                 return True
             first = (await conn.execute(select(func.min(claims.c.created_at)).where(
                 claims.c.node_uuid == node_uuid))).scalar()
@@ -118,20 +119,39 @@ class DiscoveryStore:
 
     # --- discovered nodes -----------------------------------------------------------------
 
+    async def reserve(self, node_uuid: str, subnet: str, limit: int,
+                      since: dt.datetime) -> bool:
+        """Take one of the subnet's `limit` creations since `since` for the node, or False
+        when they are taken: the count and the row in one transaction, which replicas take
+        in turn (an advisory lock per subnet on PostgreSQL; SQLite has one writer), so that
+        concurrent reports never exceed the limit."""
+        async with self.db.begin() as conn:
+            if self.db.backend == "postgresql":
+                await conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:subnet))"),
+                                   {"subnet": f"ironsight-discovery:{subnet}"})
+            taken = (await conn.execute(select(func.count()).select_from(discovered).where(
+                discovered.c.subnet == subnet, discovered.c.created_at >= since))).scalar()
+            if int(taken or 0) >= limit:
+                return False
+            await conn.execute(insert(discovered), {
+                "node_uuid": node_uuid, "created_at": utcnow(), "subnet": subnet,
+                "seen_count": 0, "complete": False})
+        return True
+
     async def record(self, node_uuid: str, *, source: str | None, subnet: str | None,
                      serial: str | None, system_uuid: str | None,
                      manifest_serial: str | None, bmc_probe: dict[str, Any] | None) -> None:
-        async with self.db.single() as conn:
-            await conn.execute(insert(discovered), {
-                "node_uuid": node_uuid, "created_at": utcnow(), "source_address": source,
-                "subnet": subnet, "serial": serial, "system_uuid": system_uuid,
-                "manifest_serial": manifest_serial, "bmc_probe": bmc_probe, "seen_count": 0})
-
-    async def created_since(self, subnet: str, since: dt.datetime) -> int:
-        async with self.db.read() as conn:
-            return int((await conn.execute(select(func.count()).select_from(discovered).where(
-                discovered.c.subnet == subnet, discovered.c.created_at >= since))).scalar()
-                or 0)
+        """The node is created: its record complete (its reservation's row, or a new one)."""
+        values = {"source_address": source, "serial": serial, "system_uuid": system_uuid,
+                  "manifest_serial": manifest_serial, "bmc_probe": bmc_probe,
+                  "complete": True}
+        async with self.db.begin() as conn:
+            done = await conn.execute(update(discovered).where(
+                discovered.c.node_uuid == node_uuid).values(**values))
+            if not done.rowcount:
+                await conn.execute(insert(discovered), {
+                    "node_uuid": node_uuid, "created_at": utcnow(), "subnet": subnet,
+                    "seen_count": 0, **values})
 
     async def seen_again(self, node_uuid: str) -> None:
         async with self.db.single() as conn:
@@ -141,7 +161,7 @@ class DiscoveryStore:
 
     async def discovered(self, node_uuids: Iterable[str] | None = None
                          ) -> dict[str, dict[str, Any]]:
-        query = select(discovered)
+        query = select(discovered).where(discovered.c.complete.is_(True))
         if node_uuids is not None:
             query = query.where(discovered.c.node_uuid.in_(sorted(set(node_uuids))))
         async with self.db.read() as conn:

@@ -392,6 +392,17 @@ async def test_creation_beyond_the_subnets_rate_is_429_and_counted(
 
 
 @pytest.mark.discoverd_conf(auto_discovery={"enabled": "true", "probe_bmc": "false",
+                                            "rate_limit": "3"})
+@BOTH_DBS
+async def test_concurrent_reports_never_exceed_the_subnets_rate(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    answers = await asyncio.gather(*(di.post("/v1/continue", json=unknown()[1])
+                                     for _ in range(12)))
+    assert sorted(r.status_code for r in answers) == [200] * 3 + [429] * 9
+    assert len(await discovered(bm)) == 3
+
+
+@pytest.mark.discoverd_conf(auto_discovery={"enabled": "true", "probe_bmc": "false",
                                             "max_pending": "1"})
 async def test_creation_beyond_the_pending_cap_is_429(
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:

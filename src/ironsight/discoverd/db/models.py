@@ -15,6 +15,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
 )
 
 metadata = MetaData()
@@ -155,6 +156,8 @@ discovered = Table(
     Column("bmc_probe", JSON, nullable=True),
     Column("seen_count", Integer, nullable=False, default=0, server_default="0"),
     Column("last_seen_at", DateTime, nullable=True),
+    # false while its creation is under way (the row reserves its place in the subnet's rate)
+    Column("complete", Boolean, nullable=False, default=False, server_default=false()),
     Index("di_discovered_subnet_idx", "subnet", "created_at"),
 )
 

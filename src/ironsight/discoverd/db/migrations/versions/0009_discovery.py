@@ -49,6 +49,7 @@ def upgrade() -> None:
         sa.Column('bmc_probe', sa.JSON(), nullable=True),
         sa.Column('seen_count', sa.Integer(), nullable=False, server_default='0'),
         sa.Column('last_seen_at', sa.DateTime(), nullable=True),
+        sa.Column('complete', sa.Boolean(), nullable=False, server_default=sa.false()),
         sa.PrimaryKeyConstraint('node_uuid'))
     op.create_index('di_discovered_subnet_idx', 'di_discovered', ['subnet', 'created_at'])
     op.create_table(
