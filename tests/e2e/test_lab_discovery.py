@@ -9,7 +9,9 @@ are powered on through their BMCs:
   credentials, approved, its BMC checked (IPMI, its serial matching); booted again it creates
   no node and adds an inventory version; it is then managed (through its BMC) and inspected
   to `manageable`;
-- unknown-2 (not on it) becomes a pending node: quarantined, no power action accepted;
+- unknown-2 (not on it) becomes a pending node with an empty driver_info (a QEMU VM reports no
+  BMC): its processing ends with no power action tried (`power_off_skipped`, with the reason),
+  and it is quarantined, no power action accepted;
 - the shared MAC identifies neither (both were enrolled) and is recorded as non-unique.
 Every wait is bounded; on a failure the VMs' serial logs and the service's log are printed.
 """
@@ -149,6 +151,22 @@ def test_the_vm_not_on_the_manifest_stays_quarantined(
             assert "quarantined" in str(exc)
         else:
             raise AssertionError("a quarantined node accepted a power action")
+
+
+def test_the_node_without_bmc_data_got_no_power_action_and_says_why(
+        lab: Lab, discovered: dict[str, dict[str, Any]]) -> None:
+    """Ironic's code suggests it would try a power-off here (next-areas.md §1.1.9)."""
+    node = discovered[UNLISTED]
+    assert node["driver_info"] == {} and node["power_state"] is None
+    with lab.client() as api:
+        events = api.get(f"/v1/nodes/{node['uuid']}/history", {"detail": "true"})["history"]
+    assert not [e for e in events if e["event_type"] == "power"], events
+    with _discoverd(lab) as di:
+        attempt = di.get(f"/v1/introspection/{node['uuid']}/attempts").json()["attempts"][-1]
+    phases = {p["phase"]: p for p in attempt["phases"]}
+    assert attempt["result"] == "success" and "powered_off" not in phases
+    assert "auto-discovered" in phases["power_off_skipped"]["reason"]
+    assert lab.qemu_pid(UNLISTED) is not None  # still running the ramdisk: nobody powered it off
 
 
 def test_both_vms_have_their_own_node_and_the_shared_mac_identifies_neither(

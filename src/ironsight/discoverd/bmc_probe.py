@@ -25,10 +25,9 @@ import datetime as dt
 import logging
 import random
 import ssl
-import threading
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
@@ -37,6 +36,8 @@ from pyghmi.exceptions import IpmiException
 from pyghmi.ipmi import command as ipmi_command
 from pyghmi.ipmi import fru as ipmi_fru
 from pyghmi.ipmi.private import session as ipmi_session
+
+from ironsight.common.pyghmi_calls import bmc_lock, in_daemon_thread
 
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -351,40 +352,6 @@ def _match(systems: tuple[_System, ...], expected_serial: str | None,
     return (False if compared else None), (systems[0] if systems else None)
 
 
-async def _in_thread(func: Callable[..., T], *args: Any) -> T:
-    """Run blocking `func` in a daemon thread; cancelling the await abandons the thread.
-
-    Not asyncio's shared default pool: a pyghmi login can hang far past our timeout (one
-    to an unknown user of pyghmi's BMC never ends), and a stuck pool thread would both take
-    a slot from every other `to_thread` user and hold the event loop's shutdown.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(result: Any, error: BaseException | None) -> None:
-        if future.done():  # the caller gave up
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
-    def run() -> None:
-        try:
-            result, error = func(*args), None
-        except BaseException as exc:
-            result, error = None, exc
-        with contextlib.suppress(RuntimeError):  # the event loop is gone
-            loop.call_soon_threadsafe(settle, result, error)
-
-    threading.Thread(target=run, name="bmc-probe", daemon=True).start()
-    return await future
-
-
-_ipmi_locks_lock = threading.Lock()
-_ipmi_locks: dict[tuple[str, int], threading.Lock] = {}
-
-
 def _ipmi_identity(host: str, port: int, username: str, password: str,
                    timeout: float) -> _Identity:
     """Log in with pyghmi, read Get System GUID and FRU 0, log out. Blocking.
@@ -393,8 +360,7 @@ def _ipmi_identity(host: str, port: int, username: str, password: str,
     (as the pxe_ipminative driver does): pyghmi shares sessions process-wide by (BMC, user,
     password, port) and never forgets a login attempt.
     """
-    with _ipmi_locks_lock:
-        lock = _ipmi_locks.setdefault((host, port), threading.Lock())
+    lock = bmc_lock(host, port)
     if not lock.acquire(timeout=timeout):
         return _Identity(IPMI, (), "an earlier IPMI session to this BMC has not ended")
     login = (host, username, password, port, None)
@@ -615,7 +581,7 @@ async def _probe(address: str, ipmi_port: int, redfish_port: int | None,
                 REDFISH, timeout, _redfish_identity(client, base, redfish.systems_path,
                                                     username, password, timeout)))
         if ipmi.speaks and (not attempts or attempts[-1].error is not None):
-            attempts.append(await _timed(IPMI, timeout, _in_thread(
+            attempts.append(await _timed(IPMI, timeout, in_daemon_thread(
                 _ipmi_identity, host, ipmi_port, username, password, timeout)))
     identity = attempts[-1]
     failures = "; ".join(each.error for each in attempts if each.error)

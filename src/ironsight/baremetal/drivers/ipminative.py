@@ -45,6 +45,7 @@ from ironsight.baremetal.drivers.ipmi_common import (
 )
 from ironsight.baremetal.drivers.power_sequence import change_power_state, scrub
 from ironsight.common.exceptions import DriverError
+from ironsight.common.pyghmi_calls import bmc_lock, in_daemon_thread
 
 LOG = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,40 +53,8 @@ T = TypeVar("T")
 _PYGHMI_BOOT_DEVICES = {BOOT_DEVICE_PXE: "network", BOOT_DEVICE_DISK: "hd"}
 _BOOT_DEVICES_FROM_PYGHMI = {name: device for device, name in _PYGHMI_BOOT_DEVICES.items()}
 
-_locks_lock = threading.Lock()
-_bmc_locks: dict[tuple[str, int], threading.Lock] = {}
-
-
-async def _in_thread(func: Callable[..., T], *args: Any) -> T:
-    """Run `func` in a new daemon thread; cancelling the await abandons the thread."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(result: Any, error: BaseException | None) -> None:
-        if future.done():  # the caller gave up (timeout)
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
-    def run() -> None:
-        try:
-            result, error = func(*args), None
-        except BaseException as exc:
-            result, error = None, exc
-        with contextlib.suppress(RuntimeError):  # the event loop is gone
-            loop.call_soon_threadsafe(settle, result, error)
-
-    threading.Thread(target=run, name="ipminative", daemon=True).start()
-    return await future
-
-
 def _bmc_lock(info: IpmiInfo) -> threading.Lock:
-    """One call at a time per BMC: pyghmi would otherwise share (and our logout end) one
-    session between two concurrent calls."""
-    with _locks_lock:
-        return _bmc_locks.setdefault((info.address, info.port), threading.Lock())
+    return bmc_lock(info.address, info.port)
 
 
 def _forget_login(info: IpmiInfo) -> None:
@@ -148,7 +117,7 @@ class _NativeIpmiInterface(BaseInterface):
         async def once() -> T:
             try:
                 return await asyncio.wait_for(
-                    _in_thread(_in_session, info, what, timeout, action), timeout)
+                    in_daemon_thread(_in_session, info, what, timeout, action), timeout)
             except TimeoutError:
                 raise DriverError(
                     f"'{what}' on BMC {info}: no answer within {timeout:g} s") from None

@@ -15,6 +15,7 @@ from ironsight.common.exceptions import ConfigError
 from ironsight.discoverd.db.models import VERSION_TABLE
 from ironsight.discoverd.ironic import Ironic
 from ironsight.discoverd.node_cache import NodeCache
+from ironsight.discoverd.pxe.filter import denies_unknown
 from ironsight.discoverd.pxe.netif import parse_ip_addr
 from ironsight.discoverd.pxe.service import PxeService, introspection_macs
 from ironsight.discoverd.service import MIGRATIONS, DiscoverdService
@@ -139,6 +140,33 @@ async def test_port_macs_are_listed_page_by_page_following_next(
                                                  "52:54:00:00:00:0c"}
     assert calls == [("/v1/ports", {"fields": "address", "limit": "1000"}),
                      ("/v1/ports", {"fields": "address", "limit": "2", "marker": "p2"})]
+
+
+async def test_with_discovery_the_ports_of_nodes_in_rediscover_states_are_not_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A known machine in `enroll` may boot the ramdisk again (seen again)."""
+    ironic = Ironic(conf_for(tmp_path))
+    answers = {"/v1/nodes": {"nodes": [{"uuid": "n-enroll"}]},
+               "/v1/ports": {"ports": [{"address": "52:54:00:00:00:01", "node_uuid": "n-enroll"},
+                                       {"address": "52:54:00:00:00:02", "node_uuid": "n-ok"}]}}
+    asked: list[dict[str, str] | None] = []
+
+    async def call(method: str, path: str, body: Any = None,
+                   params: dict[str, str] | None = None) -> Any:
+        asked.append(params)
+        return answers[path]
+
+    monkeypatch.setattr(ironic, "call", call)
+    assert await ironic.list_all_port_macs(["enroll"]) == {"52:54:00:00:00:02"}
+    assert asked[0] == {"fields": "uuid", "provision_state": "enroll", "limit": "1000"}
+
+
+def test_with_discovery_unknown_macs_are_admitted_whatever_deny_unknown_macs_says(
+        tmp_path: Path) -> None:
+    on = config.load(overrides={"pxe_filter": {"deny_unknown_macs": "true"},
+                                "auto_discovery": {"enabled": "true"}})
+    off = config.load(overrides={"pxe_filter": {"deny_unknown_macs": "true"}})
+    assert (denies_unknown(on), denies_unknown(off)) == (False, True)
 
 
 # --- wiring into discoverd ----------------------------------------------------------------
