@@ -7,7 +7,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy import String, bindparam, cast, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from ironsight.common.clock import utcnow
@@ -185,18 +185,22 @@ class DiscoveryStore:
         (added, replaced)."""
         now = utcnow()
         async with self.db.begin() as conn:
-            known = {str(s) for s in (await conn.execute(select(manifest.c.serial).where(
-                manifest.c.serial.in_([e.serial for e in entries])))).scalars()}
-            for entry in entries:
-                if entry.serial in known:
-                    await conn.execute(update(manifest).where(
-                        manifest.c.serial == entry.serial).values(
-                        entry=entry.to_dict(), imported_at=now))
-                else:
-                    await conn.execute(insert(manifest), {
-                        "serial": entry.serial, "entry": entry.to_dict(),
-                        "imported_at": now})
-        return len(entries) - len(known), len(known)
+            known: set[str] = set()
+            serials = [e.serial for e in entries]
+            for start in range(0, len(serials), 1000):  # bound the statement's parameters
+                known.update(str(s) for s in (await conn.execute(select(manifest.c.serial).where(
+                    manifest.c.serial.in_(serials[start:start + 1000])))).scalars())
+            new = [{"serial": e.serial, "entry": e.to_dict(), "imported_at": now}
+                   for e in entries if e.serial not in known]
+            if new:
+                await conn.execute(insert(manifest), new)
+            again = [{"b_serial": e.serial, "entry": e.to_dict(), "imported_at": now}
+                     for e in entries if e.serial in known]
+            if again:
+                await conn.execute(update(manifest).where(
+                    manifest.c.serial == bindparam("b_serial")).values(
+                    entry=bindparam("entry"), imported_at=bindparam("imported_at")), again)
+        return len(new), len(again)
 
     async def manifest_rows(self) -> list[dict[str, Any]]:
         async with self.db.read() as conn:
@@ -216,9 +220,13 @@ class DiscoveryStore:
         if not macs:
             return None
         wanted = set(macs)
-        for row in await self.manifest_rows():  # rows are few (one delivery)
-            if wanted & set(row["entry"].get("macs") or ()):
-                return ManifestEntry.from_dict(row["entry"])
+        text_of = cast(manifest.c.entry, String)  # the rows' text must name a MAC (in SQL)
+        async with self.db.read() as conn:
+            rows = (await conn.execute(select(manifest.c.entry).where(
+                or_(*(text_of.contains(m, autoescape=True) for m in macs))))).scalars().all()
+        for entry in rows:
+            if wanted & set(entry.get("macs") or ()):
+                return ManifestEntry.from_dict(entry)
         return None
 
     async def arrived(self, serial: str, node_uuid: str) -> None:

@@ -214,11 +214,13 @@ async def test_a_discovered_machine_booting_again_creates_nothing_and_adds_a_ver
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
     _, payload = unknown()
     uuid = await discover(di, payload)
+    began = asyncio.get_running_loop().time()
     again = await report(di, payload)
     assert again.json() == {"uuid": uuid}
-    assert len(await discovered(bm)) == 1
     assert await runs(di, uuid) == 2
     assert any(e.startswith("Seen again") for e in await history(bm, uuid))
+    assert asyncio.get_running_loop().time() - began < 5  # both there when it is answered
+    assert len(await discovered(bm)) == 1
 
 
 @ON
@@ -645,3 +647,24 @@ async def test_claims_left_by_a_creation_that_died_half_way_expire(
             created_at=dt.datetime.now(dt.UTC).replace(tzinfo=None) - dt.timedelta(hours=1)))
     uuid = await discover(di, payload)
     assert uuid != ghost and [n["uuid"] for n in await discovered(bm)] == [uuid]
+
+
+@ON
+async def test_a_large_manifest_is_imported_and_imported_again(di: httpx.AsyncClient) -> None:
+    """More rows than SQLite takes parameters in one statement (32,766)."""
+    text = "serial,name\n" + "".join(f"BULK-{i},bulk-{i}\n" for i in range(33_000))
+    first = await di.post("/v1/discovery/manifest", json={"csv": text})
+    assert first.status_code == 200 and first.json() == {"added": 33_000, "replaced": 0}
+    again = await di.post("/v1/discovery/manifest", json={"csv": text})
+    assert again.status_code == 200 and again.json() == {"added": 0, "replaced": 33_000}
+
+
+@ON
+async def test_a_machine_on_the_manifest_by_its_mac_only_is_named(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    m, payload = unknown()
+    text = f"serial,name,macs\nOTHER-SERIAL,by-mac,{m.macs[1].upper()}\n"
+    assert (await di.post("/v1/discovery/manifest", json={"csv": text})).status_code == 200
+    uuid = await discover(di, payload)
+    assert (await node(bm, uuid))["name"] == "by-mac"
+    assert (await discovered(bm))[0]["discovery"] == "approved"
