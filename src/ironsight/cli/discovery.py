@@ -243,7 +243,7 @@ def manifest_status(ctx: click.Context) -> None:
                for r in found.get("missing") or []]
             + [{"state": "extra", **r} for r in found.get("extras") or []])
     emit(ctx, found, lambda: list_table(rows, [
-        ("", "state"), ("Serial", "serial"), ("Name", "name"), ("Node", "node_uuid"),
+        ("State", "state"), ("Serial", "serial"), ("Name", "name"), ("Node", "node_uuid"),
         ("MACs", "macs"), ("From", "source_address"), ("At", "arrived_at")]))
 
 

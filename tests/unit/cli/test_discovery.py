@@ -113,3 +113,16 @@ def test_a_refused_manifest_is_an_error_naming_the_row(run, api, tmp_path: Path)
             inspector_error(400, "row 2, column 'macs': 'zz' is not a MAC address"))
     result = run("discovery", "manifest", "import", str(path))
     assert result.exit_code == 1 and "row 2, column 'macs'" in result.output
+
+
+def test_manifest_status_table_lists_arrived_missing_and_extras(run, api):
+    api.json("GET", "/v1/discovery/manifest", {
+        "arrived": [{"serial": "CZ-A1", "name": "rack1-u1", "node_uuid": A,
+                     "arrived_at": "2026-12-06T10:00:00"}],
+        "missing": [{"serial": "CZ-A2", "name": "rack1-u2", "macs": ["52:54:00:00:00:02"]}],
+        "extras": [{"node_uuid": B, "serial": "DL-B2", "source_address": "10.2.0.5",
+                    "created_at": "2026-12-06T10:00:01"}]})
+    result = run("discovery", "manifest", "status")
+    assert result.exit_code == 0, result.output
+    for word in ("arrived", "missing", "extra", "CZ-A2", "DL-B2", "10.2.0.5"):
+        assert word in result.output
