@@ -18,6 +18,7 @@ the N were created and how many refused (429) instead.
 With --db-url (a PostgreSQL server), each service keeps its tables in a fresh database of its
 own there (ironsight_bench_bm, ironsight_bench_di), as bench_inspection.py does.
     .venv/bin/python bench/bench_discovery.py --nodes 200 --flood
+    .venv/bin/python bench/bench_discovery.py --nodes 500 --known 10000   # a fleet to look up
 """
 
 from __future__ import annotations
@@ -71,8 +72,39 @@ async def versions(di_port: int, uuids: list[str]) -> set[int]:
         conn.close()
 
 
-async def bench(bm_port: int, di_port: int, pid: int, nodes: int, flood: bool
-                ) -> dict[str, Any]:
+async def enrol_known(bm_port: int, known: int) -> float:
+    """`known` nodes enrolled by hand first (each with a BMC address and a port, neither the
+    reports' own), so that every lookup scans a fleet of that size. Seconds taken."""
+    t0 = time.perf_counter()
+    uuids: dict[int, str] = {}
+
+    def node(i: int) -> tuple[str, str, Any]:
+        return "POST", "/v1/nodes", {"driver": "fake-hardware", "name": f"known-{i}",
+                                     "driver_info": {"ipmi_address": f"10.{i >> 16 & 255}."
+                                                                     f"{i >> 8 & 255}.{i & 255}"}}
+
+    def created(resp: loadgen.Response) -> None:
+        assert resp.status == 201, resp.body
+        uuids[len(uuids)] = resp.json()["uuid"]
+
+    await loadgen.run("127.0.0.1", bm_port, BM, known, 8, node, created)
+    listed = list(uuids.values())
+
+    def port(i: int) -> tuple[str, str, Any]:
+        return "POST", "/v1/ports", {"node_uuid": listed[i],
+                                     "address": f"02:ee:00:{i >> 16 & 255:02x}:"
+                                                f"{i >> 8 & 255:02x}:{i & 255:02x}"}
+
+    def port_created(resp: loadgen.Response) -> None:
+        assert resp.status == 201, resp.body
+
+    await loadgen.run("127.0.0.1", bm_port, BM, known, 8, port, port_created)
+    return time.perf_counter() - t0
+
+
+async def bench(bm_port: int, di_port: int, pid: int, nodes: int, flood: bool,
+                known: int = 0) -> dict[str, Any]:
+    enrolled = await enrol_known(bm_port, known) if known else 0.0
     answers: dict[int, int] = {}
     created: dict[int, str] = {}
 
@@ -93,6 +125,7 @@ async def bench(bm_port: int, di_port: int, pid: int, nodes: int, flood: bool
     t1 = time.perf_counter()
     found = await discovered(bm_port)
     out: dict[str, Any] = {"answers": dict(answers), "created": len(found["nodes"]),
+                           "known": known, "enrolled": enrolled,
                            "pending": found["counts"].get("pending", 0),
                            "discover": t1 - t0, "cb_p50": res.pct(0.5), "cb_p95": res.pct(0.95)}
     if flood:
@@ -123,6 +156,9 @@ def main() -> None:
     parser.add_argument("--db-url", default=None)
     parser.add_argument("--flood", action="store_true",
                         help="keep the default rate limit and count the refusals")
+    parser.add_argument("--known", type=int, default=0,
+                        help="nodes enrolled by hand first (BMC and port each): the fleet "
+                             "every lookup covers")
     args = parser.parse_args()
     limit = "" if args.flood else f"rate_limit = {max(args.nodes, 60)}\n"
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-") as tmp:
@@ -142,13 +178,15 @@ def main() -> None:
         proc = start_service(state, bm_port, bm_url, extra)
         try:
             time.sleep(1)
-            r = asyncio.run(bench(bm_port, di_port, proc.pid, args.nodes, args.flood))
+            r = asyncio.run(bench(bm_port, di_port, proc.pid, args.nodes, args.flood,
+                                  args.known))
         finally:
             proc.terminate()
             proc.wait(10)
     n = args.nodes
     print(f"machines={n} db={'postgresql' if args.db_url else 'sqlite'}"
-          f"{' flood (default rate limit)' if args.flood else ''}")
+          f"{' flood (default rate limit)' if args.flood else ''}"
+          f"{f' beside {args.known} enrolled nodes' if args.known else ''}")
     print(f"  answers                        {r['answers']}")
     print(f"  nodes created                  {r['created']} (pending approval: {r['pending']})")
     per = r["discover"] / max(r["created"], 1) * 1000

@@ -405,7 +405,7 @@ class ProcessingSection:
     update_pxe_enabled: bool = opt(True, "Set pxe_enabled on ports from the PXE NIC.")
     store_data: bool = opt(True, "Keep the raw and processed data, readable through the API.")
     data_history: int = opt(
-        5, "How many introspections' data (raw and processed) are kept per node, newest first; "
+        10, "How many introspections' data (raw and processed) are kept per node, newest first; "
         "older ones are dropped when a new report is stored.", minimum=1)
     disk_partitioning_spacing: bool = opt(
         True, "Report local_gb one GiB below the root disk's size (room for partitioning).")

@@ -12,6 +12,13 @@ What callers get back (FastResult) is the subset of SQLAlchemy's Result that the
 use: all, first, one, one_or_none, scalar, scalar_one, scalar_one_or_none, scalars,
 mappings, rowcount, inserted_primary_key.
 Rows are asyncpg Records (a tuple and a mapping at once); mappings are dicts.
+
+It relies on SQLAlchemy internals (`_compile_w_cache`, `construct_params(_collected_params)`,
+`_bind_processors`, `_process_parameters_for_postcompile`, `_within_exec_param_key_getter`,
+`_result_columns` with `_cached_result_processor`, the adapter's `_asyncpg_error_translate`):
+pyproject.toml pins the tested minor version, and tests/unit/common/test_pgfast_internals.py
+renders every statement shape of the services through them without a server, so that an
+upgrade breaks `make test`, not production.
 """
 
 from __future__ import annotations
