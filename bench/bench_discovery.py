@@ -187,6 +187,9 @@ def main() -> None:
     print(f"machines={n} db={'postgresql' if args.db_url else 'sqlite'}"
           f"{' flood (default rate limit)' if args.flood else ''}"
           f"{f' beside {args.known} enrolled nodes' if args.known else ''}")
+    if args.known:
+        print(f"  fleet enrolled first           {r['known']} nodes with a BMC and a port "
+              f"({r['enrolled']:.1f} s, not timed below)")
     print(f"  answers                        {r['answers']}")
     print(f"  nodes created                  {r['created']} (pending approval: {r['pending']})")
     per = r["discover"] / max(r["created"], 1) * 1000

@@ -48,6 +48,13 @@ def addresses_of(driver_info: Mapping[str, Any] | None) -> set[str]:
     return found
 
 
+def hosts_text(driver_info: Mapping[str, Any] | None) -> str | None:
+    """`addresses_of` as the bare-metal service stores it beside driver_info: " h1 h2 " (a
+    host is matched as " host "), or None."""
+    hosts = sorted(addresses_of(driver_info))
+    return f" {' '.join(hosts)} " if hosts else None
+
+
 def driver_field(driver: str) -> str | None:
     """The driver_info field a discovered BMC address goes into for hardware type `driver`
     (None: the type has no BMC)."""

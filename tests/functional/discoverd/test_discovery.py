@@ -668,3 +668,19 @@ async def test_a_machine_on_the_manifest_by_its_mac_only_is_named(
     uuid = await discover(di, payload)
     assert (await node(bm, uuid))["name"] == "by-mac"
     assert (await discovered(bm))[0]["discovery"] == "approved"
+
+
+async def test_the_lookup_follows_a_bmc_address_changed_by_patch(
+        bm: httpx.AsyncClient) -> None:
+    m = await make_node(bm, ports=0)
+    patch = [{"op": "replace", "path": "/driver_info/ipmi_address", "value": "fd00:0:0::7"}]
+    resp = await bm.patch(f"/v1/nodes/{m.uuid}", json=patch)
+    assert resp.status_code == 200, resp.text
+
+    async def matches(address: str) -> list[str]:
+        resp = await bm.post("/v1/discovery/lookup", json={"bmc_addresses": [address]})
+        assert resp.status_code == 200, resp.text
+        return [x["node"] for x in resp.json()["matches"]]
+
+    assert await matches("[fd00::7]") == [m.uuid]
+    assert await matches(str(m.bmc)) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ironsight.common.bmc import addresses_of, driver_field, field_value, host_of
+from ironsight.common.bmc import addresses_of, driver_field, field_value, host_of, hosts_text
 
 
 @pytest.mark.parametrize(("value", "host"), [
@@ -36,3 +36,9 @@ def test_the_drivers_field_holds_the_host_in_its_own_form() -> None:
     assert driver_field("fake-hardware") is None
     assert field_value("redfish_address", "fd00::5") == "https://[fd00::5]"
     assert field_value("ipmi_address", "10.0.0.5") == "10.0.0.5"
+
+
+def test_the_stored_hosts_text_names_each_host_between_spaces() -> None:
+    assert hosts_text({"ipmi_address": "10.0.0.5", "redfish_address": "https://[fd00::5]"}) \
+        == " 10.0.0.5 fd00::5 "
+    assert hosts_text({"ipmi_username": "admin"}) is None

@@ -14,13 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import String, cast, func, or_, select, text
+from sqlalchemy import func, or_, select, text
 
 from ironsight.baremetal import states
 from ironsight.baremetal.conductor.task import TaskManager
 from ironsight.baremetal.db import api as dbapi
 from ironsight.baremetal.db.models import nodes, ports
-from ironsight.common.bmc import addresses_of
 from ironsight.common.db import Conn, Database
 from ironsight.common.exceptions import Conflict, Invalid, IronsightError
 
@@ -29,7 +28,7 @@ STATUSES = (PENDING, APPROVED, REJECTED)
 QUARANTINED = (PENDING, REJECTED)
 # One key for every creation by discovery (PostgreSQL's advisory locks take a bigint).
 _ADVISORY_KEY = 0x49524F4E44495343  # "IRONDISC"
-# Driver_info fields that hold a BMC (every `*_address`): their text must contain the host.
+# What the discovered nodes' listing shows of each.
 _FIELDS_SHOWN = ("uuid", "name", "provision_state", "driver", "discovery", "created_at",
                  "resource_class")
 
@@ -166,21 +165,26 @@ class Discovery:
 async def _lookup(conn: Conn, macs: list[str], hosts: list[str]) -> list[Match]:
     found: list[Match] = []
     if macs:
-        rows = await conn.execute(
-            select(nodes.c.uuid, ports.c.address, nodes.c.provision_state, nodes.c.discovery)
-            .select_from(ports.join(nodes, nodes.c.id == ports.c.node_id))
-            .where(ports.c.address.in_(macs)))
-        found += [Match(r[0], "mac", r[1], r[2], r[3]) for r in rows]
+        # the ports by their unique address, then their nodes by id: two index lookups,
+        # whatever the planner's statistics say (a join planned on the statistics of a
+        # freshly filled table scanned every node once per port)
+        owned = (await conn.execute(select(ports.c.node_id, ports.c.address).where(
+            ports.c.address.in_(macs)))).all()
+        if owned:
+            by_id = {r[0]: r for r in (await conn.execute(
+                select(nodes.c.id, nodes.c.uuid, nodes.c.provision_state, nodes.c.discovery)
+                .where(nodes.c.id.in_(sorted({o[0] for o in owned}))))).all()}
+            found += [Match(by_id[n][1], "mac", a, by_id[n][2], by_id[n][3])
+                      for n, a in owned if n in by_id]
     if hosts:
-        # The text of driver_info must contain the host (an index-free scan, in SQL); the
-        # candidates are then read as the drivers write them (a URL, a host:port...).
-        info = cast(nodes.c.driver_info, String)
+        # bmc_hosts (" h1 h2 ", written with driver_info) names each host between spaces
         rows = await conn.execute(
-            select(nodes.c.uuid, nodes.c.driver_info, nodes.c.provision_state,
+            select(nodes.c.uuid, nodes.c.bmc_hosts, nodes.c.provision_state,
                    nodes.c.discovery)
-            .where(or_(*(info.contains(h, autoescape=True) for h in hosts))))
+            .where(or_(*(nodes.c.bmc_hosts.contains(f" {h} ", autoescape=True)
+                         for h in hosts))))
         wanted = set(hosts)
         for r in rows:
-            for host in sorted(addresses_of(r[1]) & wanted):
+            for host in sorted(set(str(r[1]).split()) & wanted):
                 found.append(Match(r[0], "bmc", host, r[2], r[3]))
     return found

@@ -25,6 +25,7 @@ from ironsight.baremetal.db.models import (
     volume_targets,
 )
 from ironsight.common.auth.identity import acting_user
+from ironsight.common.bmc import hosts_text
 from ironsight.common.clock import utcnow
 from ironsight.common.db import Conn
 from ironsight.common.exceptions import Conflict, InvalidParameterValue, NotFound
@@ -116,9 +117,16 @@ async def _combined(conn: Conn, stmt: Any, row: Row, event: Row, what: str,
         raise _duplicate(exc, what, row) from None
 
 
+def _with_bmc_hosts(values: Row) -> Row:
+    """A write of driver_info writes the BMC hosts it names too (models.py, bmc_hosts)."""
+    if "driver_info" not in values:
+        return values
+    return {**values, "bmc_hosts": hosts_text(values["driver_info"])}
+
+
 async def create_node(conn: Conn, values: Row, event: Row | None = None) -> Row:
     """Insert the node, and with `event` (a history_row) its history row too."""
-    values = {"maintenance": False, "lock_epoch": 0, **values}
+    values = _with_bmc_hosts({"maintenance": False, "lock_epoch": 0, **values})
     if event is None or not one_statement(conn):
         row = await _insert(conn, _INSERT_NODE, _NODE_DEFAULTS, values, "node")
         if event is not None:
@@ -283,7 +291,7 @@ async def shard_counts(conn: Conn) -> list[tuple[str | None, int]]:
 
 
 async def update_node(conn: Conn, node_id: int, values: Row) -> None:
-    await _update(conn, nodes, node_id, values, "node")
+    await _update(conn, nodes, node_id, _with_bmc_hosts(values), "node")
 
 
 async def update_locked_node(conn: Conn, node_id: int, owner: str | None, epoch: int,
@@ -292,6 +300,7 @@ async def update_locked_node(conn: Conn, node_id: int, owner: str | None, epoch:
     history_row) add its history row; False (nothing written) when the lock is not held.
     `owner` None: a write without the lock, only while the node is unlocked and still at
     `epoch` (which it raises, as taking the lock would)."""
+    values = _with_bmc_hosts(values)
     if owner is None:
         values = {**values, "lock_epoch": epoch + 1}
     if event is None or not one_statement(conn):

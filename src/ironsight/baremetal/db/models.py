@@ -91,6 +91,10 @@ nodes = Table(
     # 0010_discovery: NULL for an enrolled node; a discovered node's approval (discovery.py):
     # pending or rejected (quarantined: no power or provisioning action), approved
     Column("discovery", String(16), nullable=True),
+    # ... and the canonical hosts of every BMC its driver_info names (" h1 h2 ", common/bmc.py),
+    # written with driver_info (db/api.py), so that discovery's lookup over every node reads
+    # a short column instead of casting every node's driver_info to text
+    Column("bmc_hosts", String(1024), nullable=True),
     Index("bm_nodes_provision_state_idx", "provision_state", "provision_updated_at"),
     Index("bm_nodes_reservation_idx", "reservation"),
     Index("bm_nodes_power_sync_idx", "driver", "power_synced_at"),

@@ -1,0 +1,43 @@
+"""The bare-metal service's migrations keep what was stored: nodes enrolled before revision
+0010 get the BMC hosts discovery's lookup reads, from their driver_info."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from sqlalchemy import create_engine, text
+
+from ironsight.baremetal.db.models import VERSION_TABLE
+from ironsight.common.db import engine_url
+
+
+def migrate(url: str, revision: str) -> None:
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", "ironsight.baremetal.db:migrations")
+    cfg.attributes["url"] = engine_url(url)
+    cfg.attributes["version_table"] = VERSION_TABLE
+    command.upgrade(cfg, revision)
+
+
+def test_nodes_enrolled_before_discovery_get_their_bmc_hosts(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'bm.sqlite'}"
+    migrate(url, "0009")
+    engine = create_engine(engine_url(url))
+    with engine.begin() as conn:
+        for number, info in ((1, {"ipmi_address": "10.0.0.5", "ipmi_password": "x"}),
+                             (2, {"redfish_address": "https://[FD00::5]:8443"}), (3, {})):
+            conn.execute(text(
+                "INSERT INTO bm_nodes (uuid, driver, driver_info, driver_internal_info, "
+                "properties, extra, instance_info, provision_state, maintenance, lock_epoch, "
+                "created_at, protected, retired, conductor_group, disable_power_off, "
+                "console_enabled) VALUES (:u, 'fake-hardware', :i, '{}', '{}', '{}', '{}', "
+                "'enroll', false, 0, '2026-01-01', false, false, '', false, false)"),
+                {"u": f"00000000-0000-4000-8000-00000000000{number}", "i": json.dumps(info)})
+    migrate(url, "head")
+    with engine.begin() as conn:
+        found = dict(conn.execute(text("SELECT uuid, bmc_hosts FROM bm_nodes")).all())
+    engine.dispose()
+    assert list(found.values()) == [" 10.0.0.5 ", " fd00::5 ", None]
