@@ -26,6 +26,21 @@ PG_URL = os.environ.get("IRONSIGHT_TEST_PG_URL", "")
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.functional)]
 
 
+def migrate_to(url: str, revision: str, migrations: str, version_table: str) -> None:
+    """Run a service's migrations (`migrations`: their package, as `pkg:dir`) up to
+    `revision`, for a test of what a migration does to stored rows."""
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
+    from ironsight.common.db import engine_url
+
+    cfg = AlembicConfig()
+    cfg.set_main_option("script_location", migrations)
+    cfg.attributes["url"] = engine_url(url)
+    cfg.attributes["version_table"] = version_table
+    command.upgrade(cfg, revision)
+
+
 def migrated_template(factory: pytest.TempPathFactory, name: str,
                       migrate: Callable[[str], None]) -> Path:
     """A database file `name`, created by `migrate(url)`."""

@@ -13,16 +13,12 @@ from typing import Any
 
 import click
 
-from ironsight.cli.introspection import DEFAULT_DISCOVERD_URL
+from ironsight.cli.introspection import DEFAULT_DISCOVERD_URL, discoverd_api
 from ironsight.cli.options import (
     ClientGroup,
     _remember,
     baremetal_api,
     client_options,
-    cloud,
-    credentials,
-    runtime,
-    setting,
 )
 from ironsight.cli.output import emit, err, list_table, object_table
 from ironsight.client import http
@@ -57,13 +53,7 @@ def _discoverd_option(group: bool) -> Any:
 
 
 def _discoverd(ctx: click.Context) -> discoverd.Client:
-    chosen = cloud(ctx)
-    api = discoverd.Client(
-        str(setting(ctx, "discoverd_url", None) or (chosen.discoverd_url if chosen else None)
-            or DEFAULT_DISCOVERD_URL),
-        timeout=setting(ctx, "timeout", discoverd.DEFAULT_TIMEOUT),
-        transport=runtime(ctx).transport, credentials=credentials(ctx, chosen))
-    return ctx.with_resource(api)
+    return discoverd_api(ctx, url_option="discoverd_url")
 
 
 @click.group(cls=DiscoveryGroup)

@@ -59,11 +59,13 @@ def discoverd_options(*, group: bool = False, output: bool = True) -> Callable[[
 # --- plumbing -------------------------------------------------------------------------------
 
 
-def discoverd_api(ctx: click.Context) -> discoverd.Client:
-    """A pooled client for this invocation (`--wait` polls), closed when the command ends."""
+def discoverd_api(ctx: click.Context, url_option: str = "url") -> discoverd.Client:
+    """A pooled client for this invocation (`--wait` polls), closed when the command ends;
+    its endpoint from `--url`, or from the option `url_option` of a group whose `--url` is
+    another service's."""
     chosen = cloud(ctx)
     api = discoverd.Client(
-        url(ctx, DEFAULT_DISCOVERD_URL, chosen.discoverd_url if chosen else None),
+        url(ctx, DEFAULT_DISCOVERD_URL, chosen.discoverd_url if chosen else None, url_option),
         timeout=setting(ctx, "timeout", discoverd.DEFAULT_TIMEOUT),
         transport=runtime(ctx).transport,
         credentials=credentials(ctx, chosen),

@@ -85,9 +85,10 @@ def cloud(ctx: click.Context) -> auth.Cloud | None:
     return auth.load_cloud(name) if name else None
 
 
-def url(ctx: click.Context, default: str, from_cloud: str | None) -> str:
-    """`--url` or its variable, else the cloud's endpoint for this service, else `default`."""
-    return str(setting(ctx, "url", None) or from_cloud or default)
+def url(ctx: click.Context, default: str, from_cloud: str | None, name: str = "url") -> str:
+    """`--url` (or the option `name`) or its variable, else the cloud's endpoint for this
+    service, else `default`."""
+    return str(setting(ctx, name, None) or from_cloud or default)
 
 
 def credentials(ctx: click.Context, chosen: auth.Cloud | None) -> Credentials:

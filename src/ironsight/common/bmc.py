@@ -55,18 +55,26 @@ def hosts_text(driver_info: Mapping[str, Any] | None) -> str | None:
     return f" {' '.join(hosts)} " if hosts else None
 
 
-def driver_field(driver: str) -> str | None:
-    """The driver_info field a discovered BMC address goes into for hardware type `driver`
-    (None: the type has no BMC)."""
-    if driver == "redfish":
+# Hardware types by the driver_info fields they read: ipmi_* or redfish_* (`ipmi` is
+# Ironic's name of the IPMI type).
+IPMI_DRIVERS = frozenset({"ipmi", "pxe_ipmitool", "pxe_ipminative"})
+REDFISH_DRIVERS = frozenset({"redfish"})
+
+
+def driver_field(driver: str | None) -> str | None:
+    """The driver_info field a BMC address goes into for hardware type `driver` (None: the
+    type has no BMC)."""
+    if driver in REDFISH_DRIVERS:
         return "redfish_address"
-    if driver in ("ipmi", "pxe_ipmitool", "pxe_ipminative"):
+    if driver in IPMI_DRIVERS:
         return "ipmi_address"
     return None
 
 
-def field_value(field: str, host: str) -> str:
-    """`host` as field `field` holds it: Redfish's is a URL."""
+def field_value(field: str, host: str, port: int | None = None) -> str:
+    """`host` as field `field` holds it: Redfish's is a URL (with the port, if any); the
+    IPMI types keep the port in a field of its own."""
     if field == "redfish_address":
-        return f"https://[{host}]" if ":" in host else f"https://{host}"
+        where = f"[{host}]" if ":" in host else host
+        return f"https://{where}" + (f":{port}" if port is not None else "")
     return host

@@ -279,7 +279,7 @@ class Discovery:
                                               why=f"discovery conflict {conflict_id} resolved "
                                                   f"as a new machine by {user or '?'}")
         except BaseException:
-            await self.store.release(uuid)
+            await self.store.forget(uuid)
             raise
         await self.store.record(created, source=view["source_address"], subnet=None,
                                 serial=identity.serial, system_uuid=identity.system_uuid,
@@ -359,14 +359,16 @@ class Discovery:
         try:
             await self._reserve(uuid, subnet)
             entry = await self.store.manifest_entry(identity.serial, identity.macs)
-            probe = await self._probe(identity, entry)
+            password = _password(entry)
+            probe = await self._probe(identity, entry, password)
             if probe is not None and probe.get("serial_match") is False:
                 signal = Signal("bmc_probe", probe["address"], "")
                 raise await self._conflict(
                     identity, [signal], source, raw,
                     f"the BMC at {probe['address']} says it is another machine (serial "
                     f"{probe.get('bmc_serial')}, system UUID {probe.get('bmc_system_uuid')})")
-            uuid = await self._create_node(uuid, identity, entry, probe, source, raw)
+            uuid = await self._create_node(uuid, identity, entry, probe, source, raw,
+                                           password=password)
         except BaseException:
             await self.store.forget(uuid)  # its claims and its place in the rate
             raise
@@ -393,22 +395,16 @@ class Discovery:
                                             "discovered": True}, None)
         await self.cache.accept_report(uuid, stored, self.cache.owner, step)
 
-    async def _probe(self, identity: Identity,
-                     entry: manifests.ManifestEntry | None) -> dict[str, Any] | None:
+    async def _probe(self, identity: Identity, entry: manifests.ManifestEntry | None,
+                     password: str | None) -> dict[str, Any] | None:
         host = (entry.bmc_address if entry and entry.bmc_address else
                 identity.bmc_hosts[0] if identity.bmc_hosts else None)
         if host is None or not self.conf.auto_discovery.probe_bmc:
             return None
-        password = None
-        if entry is not None and entry.bmc_password_file:
-            try:
-                password = manifests.read_password(entry)
-            except manifests.ManifestError as exc:
-                LOG.warning("Manifest row %s: %s", entry.serial, exc)
-        redfish = entry is not None and entry.driver in manifests.REDFISH_DRIVERS
+        redfish = entry is not None and entry.driver in bmc.REDFISH_DRIVERS
         port = entry.bmc_port if entry is not None else None
         result = await bmc_probe.probe(
-            bmc.host_of(host) or host, ipmi_port=port if port and not redfish else 623,
+            host, ipmi_port=port if port and not redfish else 623,
             redfish_port=port if redfish else None,
             username=entry.bmc_username if entry else None, password=password,
             expected_serial=identity.serial, expected_uuid=identity.system_uuid,
@@ -416,14 +412,8 @@ class Discovery:
         return result.to_dict()
 
     def _driver_info(self, identity: Identity, entry: manifests.ManifestEntry | None,
-                     driver: str) -> dict[str, Any]:
+                     driver: str, password: str | None) -> dict[str, Any]:
         if entry is not None and entry.bmc_address:
-            password = None
-            if entry.bmc_password_file:
-                try:
-                    password = manifests.read_password(entry)
-                except manifests.ManifestError as exc:
-                    LOG.warning("Manifest row %s: %s", entry.serial, exc)
             return manifests.driver_info(entry, password)
         if not identity.bmc_hosts:
             return {}
@@ -436,7 +426,8 @@ class Discovery:
     async def _create_node(self, uuid: str, identity: Identity,
                            entry: manifests.ManifestEntry | None,
                            probe: dict[str, Any] | None, source: str | None, raw: Any,
-                           *, check: bool = True, why: str | None = None) -> str:
+                           *, check: bool = True, why: str | None = None,
+                           password: str | None = None) -> str:
         """Create the node; `check`: unless a known node matches (in the same transaction);
         without it (an operator said it is a new machine), whatever matches."""
         driver = (entry.driver if entry and entry.driver else
@@ -445,7 +436,8 @@ class Discovery:
                 "serial": identity.serial, "system_uuid": identity.system_uuid,
                 "manifest": entry.serial if entry else None, "bmc_probe": probe}
         node: dict[str, Any] = {"uuid": uuid, "driver": driver,
-                                "driver_info": self._driver_info(identity, entry, driver),
+                                "driver_info": self._driver_info(identity, entry, driver,
+                                                                 password),
                                 "extra": {"discovery": mark}}
         if entry is not None:
             node.update({k: v for k, v in (("name", entry.name),
@@ -482,3 +474,16 @@ class Discovery:
             raise await self._conflict(identity, signals, source, raw,
                                        "known nodes matched when it was created")
         return str(answer["node"]["uuid"])
+
+
+def _password(entry: manifests.ManifestEntry | None) -> str | None:
+    """The BMC password the manifest row names by file (read once per creation: the BMC
+    check and the new node's driver_info use it); None when there is none or it is
+    unreadable (said in the log, never the password)."""
+    if entry is None or not entry.bmc_password_file:
+        return None
+    try:
+        return manifests.read_password(entry)
+    except manifests.ManifestError as exc:
+        LOG.warning("Manifest row %s: %s", entry.serial, exc)
+        return None

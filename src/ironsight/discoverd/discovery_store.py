@@ -39,10 +39,6 @@ class DiscoveryStore:
             return False
         return True
 
-    async def release(self, node_uuid: str) -> None:
-        async with self.db.single() as conn:
-            await conn.execute(delete(claims).where(claims.c.node_uuid == node_uuid))
-
     async def owners(self, keys: Iterable[Key]) -> dict[Key, str]:
         wanted = list(keys)
         if not wanted:
@@ -173,7 +169,8 @@ class DiscoveryStore:
             for r in rows}
 
     async def forget(self, node_uuid: str) -> None:
-        """The node is gone (deleted by an operator): its records and claims go too."""
+        """The node is gone (deleted by an operator), or its creation failed: its records,
+        its place in the rate and its claims go too."""
         async with self.db.begin() as conn:
             await conn.execute(delete(discovered).where(discovered.c.node_uuid == node_uuid))
             await conn.execute(delete(claims).where(claims.c.node_uuid == node_uuid))

@@ -10,7 +10,7 @@ would merge unrelated machines into one node).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,6 +100,3 @@ def _hosts(*values: Any) -> tuple[str, ...]:
             found.append(host)
     return tuple(found)
 
-
-def macs_of(values: Iterable[Any]) -> list[str]:
-    return [m for m in (str(v).strip().lower() for v in values) if MAC_RE.match(m)]

@@ -67,14 +67,12 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ironsight.common import bmc
 from ironsight.common.exceptions import Invalid
 from ironsight.common.ids import is_uuid_like
 
 DEFAULT_DRIVERS: frozenset[str] = frozenset(
     {"ipmi", "pxe_ipmitool", "pxe_ipminative", "redfish", "fake", "fake-hardware"})
-# Drivers whose driver_info is the ipmi_* fields (`ipmi` is Ironic's name of the type).
-IPMI_DRIVERS = frozenset({"ipmi", "pxe_ipmitool", "pxe_ipminative"})
-REDFISH_DRIVERS = frozenset({"redfish"})
 
 MAX_ROWS = 100_000
 MAX_SHOWN_ERRORS = 20  # in the message; `.errors` has them all
@@ -538,25 +536,17 @@ def driver_info(entry: ManifestEntry, password: str | None) -> dict[str, Any]:
     """The node's driver_info for the entry's driver, in the fields its hardware type reads
     (ipmi_* for the IPMI types, redfish_* for redfish); `{}` for fake and other drivers, and
     for no driver. The password goes only into this dict, which the caller sends and drops."""
+    field = bmc.driver_field(entry.driver)
+    if field is None:
+        return {}
+    prefix = field.removesuffix("_address")
     info: dict[str, Any] = {}
-    if entry.driver in IPMI_DRIVERS:
-        if entry.bmc_address is not None:
-            info["ipmi_address"] = entry.bmc_address
-        if entry.bmc_port is not None:
-            info["ipmi_port"] = entry.bmc_port
-        if entry.bmc_username is not None:
-            info["ipmi_username"] = entry.bmc_username
-        if password is not None:
-            info["ipmi_password"] = password
-    elif entry.driver in REDFISH_DRIVERS:
-        if entry.bmc_address is not None:
-            host = entry.bmc_address
-            if ":" in host:  # IPv6
-                host = f"[{host}]"
-            port = f":{entry.bmc_port}" if entry.bmc_port is not None else ""
-            info["redfish_address"] = f"https://{host}{port}"
-        if entry.bmc_username is not None:
-            info["redfish_username"] = entry.bmc_username
-        if password is not None:
-            info["redfish_password"] = password
+    if entry.bmc_address is not None:
+        info[field] = bmc.field_value(field, entry.bmc_address, entry.bmc_port)
+    if entry.bmc_port is not None and prefix == "ipmi":
+        info["ipmi_port"] = entry.bmc_port
+    if entry.bmc_username is not None:
+        info[f"{prefix}_username"] = entry.bmc_username
+    if password is not None:
+        info[f"{prefix}_password"] = password
     return info

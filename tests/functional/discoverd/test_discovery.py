@@ -80,6 +80,26 @@ async def runs(di: httpx.AsyncClient, uuid: str) -> int:
     return len(resp.json()["history"])
 
 
+async def bmc_only_conflict(bm: httpx.AsyncClient, di: httpx.AsyncClient
+                            ) -> tuple[Machine, dict[str, Any]]:
+    """A node enrolled by its BMC only (no ports), whose machine then reports: a conflict."""
+    m = await make_node(bm, ports=0)
+    await report(di, ipa_payload(m), 404)
+    (found,) = await conflicts(di)
+    return m, found
+
+
+async def discovered_then_swapped(di: httpx.AsyncClient
+                                  ) -> tuple[str, tuple[Machine, dict[str, Any]]]:
+    """A machine discovered, and the report of the same serial and system UUID with new
+    MACs (its board replaced)."""
+    _, payload = unknown(bmc=False)
+    uuid = await discover(di, payload)
+    system = payload["inventory"]["system_vendor"]
+    return uuid, unknown(bmc=False, serial=system["serial_number"],
+                         system_uuid=system["uuid"])
+
+
 async def test_without_discovery_an_unknown_machine_is_still_refused(
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
     _, payload = unknown()
@@ -271,10 +291,7 @@ async def test_signals_naming_two_nodes_are_one_conflict_counting_repeats(
 @ON
 async def test_a_known_serial_with_new_macs_is_a_conflict(
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
-    _, payload = unknown(bmc=False)
-    uuid = await discover(di, payload)
-    _, swapped = unknown(bmc=False, serial=payload["inventory"]["system_vendor"]["serial_number"],
-                         system_uuid=payload["inventory"]["system_vendor"]["uuid"])
+    uuid, (_, swapped) = await discovered_then_swapped(di)
     await report(di, swapped, 404)
     (found,) = await conflicts(di)
     assert found["signals"][0]["signal"] == "serial" and found["matched"] == [uuid]
@@ -284,11 +301,7 @@ async def test_a_known_serial_with_new_macs_is_a_conflict(
 @BOTH_DBS
 async def test_a_conflict_resolved_as_the_same_machine_moves_the_ports(
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
-    _, payload = unknown(bmc=False)
-    uuid = await discover(di, payload)
-    new, swapped = unknown(bmc=False,
-                           serial=payload["inventory"]["system_vendor"]["serial_number"],
-                           system_uuid=payload["inventory"]["system_vendor"]["uuid"])
+    uuid, (new, swapped) = await discovered_then_swapped(di)
     await report(di, swapped, 404)
     (found,) = await conflicts(di)
     resp = await di.post(f"/v1/discovery/conflicts/{found['id']}",
@@ -303,9 +316,7 @@ async def test_a_conflict_resolved_as_the_same_machine_moves_the_ports(
 @ON
 async def test_a_conflict_resolved_as_a_new_machine_creates_its_node(
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
-    m = await make_node(bm, ports=0)
-    await report(di, ipa_payload(m), 404)
-    (found,) = await conflicts(di)
+    _, found = await bmc_only_conflict(bm, di)
     resp = await di.post(f"/v1/discovery/conflicts/{found['id']}",
                          json={"resolution": "new_machine"})
     assert resp.status_code == 200, resp.text
@@ -318,9 +329,7 @@ async def test_a_conflict_resolved_as_a_new_machine_creates_its_node(
 @ON
 async def test_an_ignored_conflict_stays_resolved_and_a_second_resolution_is_refused(
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
-    m = await make_node(bm, ports=0)
-    await report(di, ipa_payload(m), 404)
-    (found,) = await conflicts(di)
+    m, found = await bmc_only_conflict(bm, di)
     path = f"/v1/discovery/conflicts/{found['id']}"
     assert (await di.post(path, json={"resolution": "ignore"})).status_code == 200
     assert (await di.post(path, json={"resolution": "new_machine"})).status_code == 409
@@ -333,9 +342,7 @@ async def test_an_ignored_conflict_stays_resolved_and_a_second_resolution_is_ref
 @ON
 async def test_a_bad_resolution_names_the_field_and_changes_nothing(
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
-    m = await make_node(bm, ports=0)
-    await report(di, ipa_payload(m), 404)
-    (found,) = await conflicts(di)
+    _, found = await bmc_only_conflict(bm, di)
     resp = await di.post(f"/v1/discovery/conflicts/{found['id']}",
                          json={"resolution": "merge"})
     assert resp.status_code == 400 and "resolution" in resp.text

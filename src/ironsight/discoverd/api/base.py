@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from ironsight.common.api.endpoint import RequestContext
 from ironsight.common.api.versions import VersionPolicy
 from ironsight.common.config import Config
+from ironsight.common.exceptions import Invalid
 from ironsight.common.ratelimit import RateLimiter
 from ironsight.discoverd.deadlines import Deadlines
 from ironsight.discoverd.introspect import Introspector
@@ -42,3 +43,15 @@ class DiscoverdDeps:
 
 
 Ctx = RequestContext[DiscoverdDeps]
+
+# The most records an ironsight listing of discoverd answers with (`limit`).
+MAX_LIMIT = 1000
+
+
+def parse_limit(params: dict[str, str], default: int = 100) -> int:
+    """`limit` of an ironsight listing (rejected callbacks, discovery conflicts): 1 to
+    MAX_LIMIT; a 400 naming it otherwise."""
+    raw = params.get("limit", str(default))
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 4 and 0 < int(raw) <= MAX_LIMIT):
+        raise Invalid(f"Invalid value for limit: {raw!r} (1 to {MAX_LIMIT})")
+    return int(raw)

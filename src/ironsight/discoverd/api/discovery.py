@@ -12,19 +12,10 @@ from ironsight.common.api.endpoint import endpoint
 from ironsight.common.auth.identity import acting_user
 from ironsight.common.exceptions import Invalid
 from ironsight.discoverd import manifest
-from ironsight.discoverd.api.base import Ctx
+from ironsight.discoverd.api.base import Ctx, parse_limit
 from ironsight.discoverd.conflicts import RESOLUTIONS
 from ironsight.discoverd.discovery import OUTCOMES
 from ironsight.discoverd.identity import BUILT_IN_NON_UNIQUE
-
-MAX_LIMIT = 1000
-
-
-def _limit(params: dict[str, str]) -> int:
-    raw = params.get("limit", "100")
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 4 and 0 < int(raw) <= MAX_LIMIT):
-        raise Invalid(f"Invalid value for limit: {raw!r} (1 to {MAX_LIMIT})")
-    return int(raw)
 
 
 @endpoint
@@ -46,7 +37,7 @@ async def list_conflicts(ctx: Ctx) -> Any:
     if every not in ("true", "false"):
         raise Invalid(f"Invalid value for all: {params['all']!r} (true or false)")
     found = await ctx.deps.processor.discovery.conflicts.list(unresolved=every == "false",
-                                                             limit=_limit(params))
+                                                             limit=parse_limit(params))
     return 200, {"conflicts": found}
 
 

@@ -6,20 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
 from sqlalchemy import create_engine, text
 
 from ironsight.baremetal.db.models import VERSION_TABLE
 from ironsight.common.db import engine_url
 
+from ...databases import migrate_to
+
 
 def migrate(url: str, revision: str) -> None:
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", "ironsight.baremetal.db:migrations")
-    cfg.attributes["url"] = engine_url(url)
-    cfg.attributes["version_table"] = VERSION_TABLE
-    command.upgrade(cfg, revision)
+    migrate_to(url, revision, "ironsight.baremetal.db:migrations", VERSION_TABLE)
 
 
 def test_nodes_enrolled_before_discovery_get_their_bmc_hosts(tmp_path: Path) -> None:

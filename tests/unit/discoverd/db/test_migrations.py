@@ -10,26 +10,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from alembic import command
-from alembic.config import Config as AlembicConfig
 from sqlalchemy import create_engine, text
 
 from ironsight.common.db import Database, engine_url
 from ironsight.discoverd.db.models import VERSION_TABLE
 from ironsight.discoverd.node_cache import NodeCache
 
-from ...databases import BACKENDS, PG_URL, _admin, _url
+from ...databases import BACKENDS, PG_URL, _admin, _url, migrate_to
 
 UUID = "1be26c0b-03f2-4d2e-ae87-c02d7f33c123"
 STARTED = dt.datetime(2025, 1, 2, 3, 4, 5)
 
 
 def migrate(url: str, revision: str) -> None:
-    cfg = AlembicConfig()
-    cfg.set_main_option("script_location", "ironsight.discoverd.db:migrations")
-    cfg.attributes["url"] = engine_url(url)
-    cfg.attributes["version_table"] = VERSION_TABLE
-    command.upgrade(cfg, revision)
+    migrate_to(url, revision, "ironsight.discoverd.db:migrations", VERSION_TABLE)
 
 
 @pytest.fixture(params=BACKENDS)
