@@ -87,7 +87,7 @@ def test_replicas_upgrading_one_new_database_at_once_all_succeed(tmp_path: Path)
                                   stderr=subprocess.PIPE, text=True) for _ in range(4)]
         results = [(proc.wait(60), *proc.communicate()) for proc in procs]
         assert [code for code, _out, _err in results] == [0] * 4, results
-        assert all("discoverd tables at revision 0009" in out for _code, out, _err in results)
+        assert all("discoverd tables at revision 0010" in out for _code, out, _err in results)
     finally:
         drop_pg_database(url)
 

@@ -11,8 +11,8 @@ them, 0 meaning none (SMBIOS 3.x §6.1.2-3).
 `summary` gives IPA's `dmi` collector shape (dmidecode's field names, as
 ironic_python_agent.dmi_inspector parses them): `bios`, `cpu`, `memory` with its `devices`,
 plus `system` (type 1), and for each memory device its size in MiB as `size_mb`, which rules
-can compare as a number. discoverd's data diff (`inventory_diff`) matches DIMMs on these
-names (slot, size, serial and part numbers).
+can compare as a number. discoverd's hardware components (`discoverd.components`) key
+DIMMs on these names (slot and serial) and compare their size, part number and maker.
 """
 
 from __future__ import annotations

@@ -26,10 +26,18 @@ from ironsight.cli.options import (
     url,
     wait_option,
 )
-from ironsight.cli.output import emit, err, exit_if_failed, for_each, list_table, object_table
+from ironsight.cli.output import (
+    emit,
+    err,
+    exit_if_failed,
+    for_each,
+    list_table,
+    object_table,
+    print_table,
+)
 from ironsight.client.wait import wait_for_introspection
 from ironsight.discoverd import client as discoverd
-from ironsight.discoverd import inventory_diff
+from ironsight.discoverd import components
 from ironsight.discoverd.client import ClientError, Status
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -203,8 +211,8 @@ def introspection_data_show(ctx: click.Context, node_ident: str, raw: bool,
 
 HISTORY_COLUMNS = [("ID", "id"), ("Started At", "started_at"), ("Received At", "received_at"),
                    ("Processed At", "processed_at")]
-DIFF_COLUMNS = [("Part", "part"), ("Item", "item"), ("Change", "change"),
-                ("Before", "before"), ("After", "after")]
+DIFF_COLUMNS = [("Severity", "severity"), ("Component", "component"), ("Change", "change"),
+                ("What", "message")]
 
 
 @introspection_data.command("history")
@@ -249,20 +257,28 @@ def _pick_pair(node: str, ids: list[int], start: int | None, end: int | None
 def introspection_data_diff(ctx: click.Context, node_ident: str, start: int | None,
                             end: int | None) -> None:
     """What changed in a node's hardware between two stored introspections (by default the
-    latest against the previous): DIMMs, disks, NICs, CPU, memory, system, BMC."""
+    latest against the previous): CPUs, memory, DIMMs, disks, NICs, PCI devices, firmware
+    and system, each change with its severity (critical: capacity lost); summary lines
+    first. With -f json, the events as a list."""
     api = discoverd_api(ctx)
     runs = api.get_history(node_ident)
     ids = [int(r["id"]) for r in runs]
     start, end = _pick_pair(node_ident, ids, start, end)
     before = api.get_history_data(node_ident, start)
     after = api.get_history_data(node_ident, end)
-    changes = [c.as_dict() for c in inventory_diff.diff(before, after)]
+    found = components.events(before, after)
     started = {int(r["id"]): r.get("started_at") for r in runs}
     err(f"Introspection {start} (started {started[start]}) -> {end} "
         f"(started {started[end]}): "
-        + (f"{len(changes)} hardware change(s)" if changes else "no hardware change"))
-    emit(ctx, {"from": start, "to": end, "changes": changes},
-         lambda: list_table(changes, DIFF_COLUMNS))
+        + (f"{len(found)} hardware change(s)" if found else "no hardware change"))
+    rows = [e.as_dict() for e in found]
+    if setting(ctx, "format", "table") == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for line in components.summary(found):
+        click.echo(line)
+    if rows:
+        print_table(list_table(rows, DIFF_COLUMNS))
 
 
 def _load_data(stream: IO[str]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ def _register() -> None:
         agent,
         discovery,
         driver,
+        fleet,
         inspection,
         introspection,
         lab,
@@ -27,6 +28,7 @@ def _register() -> None:
         rule,
         secrets,
         server,
+        webhooks,
     )
 
     server.register(cli)
@@ -36,6 +38,8 @@ def _register() -> None:
     introspection.register(cli)
     inspection.register(cli)
     discovery.register(cli)
+    fleet.register(cli)
+    webhooks.register(cli)
     rule.register(cli)
     agent.register(cli)
     ramdisk.register(cli)

@@ -15,6 +15,8 @@ from typing import Any
 import click
 from rich.table import Table
 
+from ironsight.cli.fleet import discoverd_url_option, print_matches
+from ironsight.cli.introspection import discoverd_api
 from ironsight.cli.options import (
     KEY_VALUE,
     ClientGroup,
@@ -38,6 +40,7 @@ from ironsight.cli.output import (
 from ironsight.client.history import STEP_KEYS, with_steps
 from ironsight.client.http import ApiClient, ApiError, node_path
 from ironsight.client.wait import NodeWatch, wait_for_nodes
+from ironsight.discoverd import client as discoverd
 
 # provision verb -> the state a successful action settles in
 PROVISION_EXPECTED = {"manage": "manageable", "provide": "available", "inspect": "manageable"}
@@ -117,7 +120,13 @@ def _inspection_table(api: ApiClient, nodes: Sequence[str]) -> Table:
 # --- commands --------------------------------------------------------------------------------
 
 
-@click.group(cls=ClientGroup)
+class NodeGroup(ClientGroup):
+    """`node list --where` asks discoverd: its failures are the group's too."""
+
+    errors = (*ClientGroup.errors, discoverd.ClientError)
+
+
+@click.group(cls=NodeGroup)
 @client_options(group=True)
 def node() -> None:
     """Manage bare-metal nodes."""
@@ -153,11 +162,18 @@ def node_create(ctx: click.Context, driver: str, name: str | None,
 @click.option("--driver", help="Only nodes with this driver.")
 @click.option("--limit", type=click.IntRange(min=1),
               help="At most this many nodes (default: all, following pages).")
+@click.option("--where", metavar="EXPR",
+              help="Only nodes whose document matches this CEL expression (asked of "
+                   "discoverd, --discoverd-url; docs/fleet.md).")
 @client_options()
+@discoverd_url_option
 @click.pass_context
 def node_list(ctx: click.Context, long_: bool, provision_state: str | None,
-              driver: str | None, limit: int | None) -> None:
+              driver: str | None, limit: int | None, where: str | None) -> None:
     """List nodes."""
+    if where is not None:
+        _list_where(ctx, where, provision_state, driver, limit)
+        return
     api = baremetal_api(ctx)
     path = "/v1/nodes/detail" if long_ else "/v1/nodes"
     params = {"provision_state": provision_state, "driver": driver}
@@ -167,6 +183,17 @@ def node_list(ctx: click.Context, long_: bool, provision_state: str | None,
         nodes = api.get(path, {**params, "limit": limit}).get("nodes", [])[:limit]
     columns = NODE_LONG_COLUMNS if long_ else NODE_COLUMNS
     emit(ctx, nodes, lambda: list_table(nodes, columns))
+
+
+def _list_where(ctx: click.Context, where: str, provision_state: str | None,
+                driver: str | None, limit: int | None) -> None:
+    for name, value in (("provision_state", provision_state), ("driver", driver)):
+        if value is not None:
+            where = f"({where}) && {name} == {json.dumps(value)}"
+    body = discoverd_api(ctx, url_option="discoverd_url").fleet_query_all(where)
+    if limit is not None:
+        body["nodes"] = body["nodes"][:limit]
+    print_matches(ctx, body)
 
 
 @node.command("show")

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ironsight.common import plugins
 from ironsight.common.exceptions import ConfigError
@@ -32,6 +33,9 @@ FAILURE_CODES = ("BOOT_NO_DHCP", "BOOT_NO_LOADER", "BOOT_NO_SCRIPT", "BOOT_NO_KE
                  "TIMEOUT")
 DEADLINE_STEPS = ("dhcp_request", "dhcp_lease", "loader_fetched", "script_fetched",
                   "kernel_fetched", "ramdisk_fetched", "hello", "report_received")
+# discoverd/webhooks.py's event types (here for the option that names them)
+WEBHOOK_EVENTS = ("component.added", "component.removed", "component.changed",
+                  "discovery.node_created", "discovery.conflict")
 
 
 def opt(default: Any, help: str, *, choices: Choices | None = None,
@@ -628,6 +632,47 @@ class RedfishSection:
 
 
 @dataclass(frozen=True)
+class WebhooksSection:
+    """discoverd's signed webhooks (docs/fleet.md): fleet change and discovery events POSTed
+    to receivers (a CMDB), from a durable outbox, retried with backoff."""
+
+    urls: list[str] = opt(
+        [], "Receivers (http or https URLs) each event is POSTed to, signed with HMAC-SHA256. "
+        "Empty: no webhooks.")
+    secret_file: str = opt(
+        "", "File holding the HMAC key the deliveries are signed with (surrounding "
+        "whitespace ignored); required with urls, checked readable and not empty at start. "
+        "Its content is never logged or shown.")
+    events: list[str] = opt(list(WEBHOOK_EVENTS), "Event types sent.",
+                            choices=WEBHOOK_EVENTS)
+    max_attempts: int = opt(
+        10, "Attempts of a delivery (the first included) before it is marked failed; "
+        "`ironsight webhook retry` gives a failed one another.", minimum=1)
+    backoff: float = opt(
+        2.0, "Seconds before the first retry of a delivery; doubled at each further one "
+        "(±10 % jitter), up to max_backoff.", minimum=0.01)
+    max_backoff: float = opt(3600.0, "Longest wait between two attempts, in seconds.",
+                             minimum=0.01)
+    timeout: float = opt(10.0, "Seconds one POST may take.", minimum=0.1)
+    keep_days: int = opt(
+        14, "Days delivered and failed deliveries are kept (listed by `ironsight webhook "
+        "deliveries`); pending ones are kept until they end.", minimum=1)
+
+    def __post_init__(self) -> None:
+        for url in self.urls:
+            try:
+                parts = urlsplit(url)
+                ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+                _ = parts.port  # a bad port raises
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ConfigError(f"[webhooks] urls: {url!r} is not an http or https URL")
+        if self.urls and not self.secret_file:
+            raise ConfigError("[webhooks] secret_file is required when urls are set")
+
+
+@dataclass(frozen=True)
 class KeystoneAuthtokenSection:
     """auth_strategy = keystone: where tokens are validated, as whom (keystonemiddleware's
     option names, as Ironic's and ironic-inspector's configurations have them)."""
@@ -687,6 +732,7 @@ class Config:
     redfish: RedfishSection = field(default_factory=RedfishSection)
     keystone_authtoken: KeystoneAuthtokenSection = field(
         default_factory=KeystoneAuthtokenSection)
+    webhooks: WebhooksSection = field(default_factory=WebhooksSection)
 
     @property
     def state_dir(self) -> Path:

@@ -21,7 +21,15 @@ import dataclasses
 import json
 import ssl
 import time
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, TypeVar
@@ -449,6 +457,72 @@ class Client:
 
     def get_non_unique_macs(self) -> dict[str, Any]:
         return dict(self._run(_get("discovery/non_unique_macs")) or {})
+
+    # --- fleet queries (ironsight extensions, docs/fleet.md) ---------------------------------
+
+    def fleet_query(self, where: str, limit: int = 1000, marker: str | None = None,
+                    fields: Sequence[str] | None = None) -> dict[str, Any]:
+        """One page of the nodes whose document matches the CEL expression `where`."""
+        body: dict[str, Any] = {"where": where, "limit": limit}
+        if marker is not None:
+            body["marker"] = marker
+        if fields:
+            body["fields"] = list(fields)
+        return dict(self._run(_post_body_for("fleet/query", body)) or {})
+
+    def fleet_query_all(self, where: str,
+                        fields: Sequence[str] | None = None) -> dict[str, Any]:
+        """Every matching node, page after page (the counts are the last page's)."""
+        nodes: list[dict[str, Any]] = []
+        marker = None
+        while True:
+            page = self.fleet_query(where, marker=marker, fields=fields)
+            nodes += page.get("nodes") or []
+            marker = page.get("next_marker")
+            if not marker:
+                return {**page, "nodes": nodes}
+
+    def fleet_document(self, node: str) -> dict[str, Any]:
+        return dict(self._run(_get(f"fleet/nodes/{quote(node, safe='')}")) or {})
+
+    def fleet_export(self, kind: str = "ndjson", where: str | None = None) -> Iterator[bytes]:
+        """The fleet in one of fleet/export.py's formats, as the bytes arrive (streamed:
+        10,000 nodes are never held whole)."""
+        params = {"format": kind, **({"where": where} if where else {})}
+        try:
+            with self._http.stream("GET", "fleet/export", params=params,
+                                   timeout=httpx.Timeout(self.timeout, read=None)) as resp:
+                if resp.status_code >= 400:
+                    _decode(resp.status_code, resp.read(), resp.reason_phrase)
+                yield from resp.iter_bytes()
+        except httpx.TransportError as exc:
+            raise _unavailable(self.base_url, self.timeout, exc) from exc
+
+    def fleet_events(self, **filters: str | int | None) -> list[dict[str, Any]]:
+        """Component change events, newest first (filters: node, since, severity,
+        component, change, limit)."""
+        params = {k: str(v) for k, v in filters.items() if v is not None}
+        return list((self._run(_get_query("fleet/events", params)) or {}).get("events", []))
+
+    def fleet_drift(self, vendor: str | None = None,
+                    product: str | None = None) -> list[dict[str, Any]]:
+        params = {k: v for k, v in (("vendor", vendor), ("product", product)) if v}
+        return list((self._run(_get_query("fleet/drift", params)) or {}).get("groups", []))
+
+    # --- webhooks (ironsight extensions, docs/fleet.md) ------------------------------------
+
+    def list_webhook_deliveries(self, status: str | None = None,
+                                limit: int | None = None) -> list[dict[str, Any]]:
+        """The webhook deliveries, newest first (without their payloads)."""
+        params = {k: str(v) for k, v in (("status", status), ("limit", limit))
+                  if v is not None}
+        found = self._run(_get_query("webhooks/deliveries", params)) or {}
+        return list(found.get("deliveries", []))
+
+    def retry_webhook_delivery(self, delivery_id: int) -> dict[str, Any]:
+        """Make a failed or pending delivery due now (admin)."""
+        return dict(self._run(_post_for(
+            f"webhooks/deliveries/{int(delivery_id)}/retry")) or {})
 
     def list_statuses(self, marker: str | None = None, limit: int | None = None,
                       state: str | Iterable[str] | None = None) -> list[Status]:

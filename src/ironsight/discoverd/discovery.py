@@ -19,6 +19,9 @@ conflict (conflicts.py) for an operator to resolve; the ramdisk gets Ironic's 40
 
 Creation is bounded: `[auto_discovery] rate_limit` nodes a minute per source subnet and
 `max_pending` nodes waiting for approval; beyond them the answer is 429.
+
+A node created and a new conflict are webhook events (`discovery.node_created`,
+`discovery.conflict`; webhooks.py), when the service gave Discovery its `webhooks`.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from ironsight.discoverd.discovery_store import DiscoveryStore, Key
 from ironsight.discoverd.identity import Identity, identity_of
 from ironsight.discoverd.ironic import BareMetal, IronicError
 from ironsight.discoverd.node_cache import NodeCache
+from ironsight.discoverd.webhooks import Event, Webhooks
 
 LOG = logging.getLogger(__name__)
 
@@ -97,6 +101,8 @@ class Discovery:
         self.counts: Counter[str] = Counter()  # by outcome, since this replica started
         # the refused callbacks' counts by reason (rejections.py): a conflict is one too
         self.refusals: Counter[str] = refusals if refusals is not None else Counter()
+        # the webhook outbox (set by the service: the Processor builds Discovery without it)
+        self.webhooks: Webhooks | None = None
 
     @property
     def enabled(self) -> bool:
@@ -234,6 +240,11 @@ class Discovery:
         self.refusals[diagnosis.DISCOVERY_CONFLICT] += 1
         if new:
             LOG.warning("Discovery conflict %d: %s", conflict_id, message)
+            await self._emit(Event("discovery.conflict", None, {
+                "conflict_id": conflict_id, "matched": sorted({s.node for s in signals
+                                                               if s.node}),
+                "signals": [s.to_dict() for s in signals], "source_address": source,
+                "serial": identity.serial, "system_uuid": identity.system_uuid}))
         return NotFound(f"Could not find a node for this machine: {message}; stored as "
                         f"discovery conflict {conflict_id} (ironsight discovery conflicts)")
 
@@ -285,6 +296,7 @@ class Discovery:
                                 serial=identity.serial, system_uuid=identity.system_uuid,
                                 manifest_serial=None, bmc_probe=None)
         await self._accept(created, identity, inventory, stored)
+        await self._created_event(created, identity, view["source_address"], "pending")
         return Found(CREATED, created)
 
     @staticmethod
@@ -380,9 +392,28 @@ class Discovery:
             await self.store.arrived(entry.serial, uuid)
         await self._accept(uuid, identity, inventory, stored)
         self.counts[CREATED] += 1
+        await self._created_event(uuid, identity, source,
+                                  "approved" if entry is not None else "pending")
         LOG.info("Node %s created by discovery from %s (serial %s)%s", uuid, source,
                  identity.serial, f", manifest row {entry.serial}" if entry else "")
         return Found(CREATED, uuid)
+
+    async def _created_event(self, uuid: str, identity: Identity, source: str | None,
+                             status: str) -> None:
+        await self._emit(Event("discovery.node_created", uuid, {
+            "node": uuid, "serial": identity.serial, "system_uuid": identity.system_uuid,
+            "source_address": source, "status": status}))
+
+    async def _emit(self, event: Event) -> None:
+        """Queue a webhook event; never fails discovery (the node or conflict is stored
+        already: a lost event is logged)."""
+        if self.webhooks is None:
+            return
+        try:
+            await self.webhooks.enqueue(None, [event])
+        except Exception as exc:
+            LOG.warning("Webhook event %s (node %s) was not queued: %s", event.type,
+                        event.node, exc)
 
     async def _accept(self, uuid: str, identity: Identity, inventory: dict[str, Any],
                       stored: Any | None) -> None:

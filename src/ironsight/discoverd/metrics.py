@@ -2,9 +2,9 @@
 every request; `/v1/continue` is the callback), introspections by state and their durations,
 inspection attempts by result and failure code with each step's duration (timeline.py),
 refused callbacks by reason (rejections.py), the learned step deadlines (deadlines.py),
-the live replicas, and for the replica serving a
-provisioning network, its PXE side: the filter's size and dnsmasq's restarts. Counters count
-what ended in this replica: sum them over the replicas."""
+webhook deliveries by outcome (webhooks.py), the live replicas, and for the replica
+serving a provisioning network, its PXE side: the filter's size and dnsmasq's restarts.
+Counters count what ended in this replica: sum them over the replicas."""
 
 from __future__ import annotations
 
@@ -18,12 +18,15 @@ from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.pxe.service import PxeService
 from ironsight.discoverd.rejections import Rejections
+from ironsight.discoverd.webhooks import OUTCOMES as WEBHOOK_OUTCOMES
+from ironsight.discoverd.webhooks import Webhooks
 
 
 def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None,
                       rejected: Rejections | None = None,
                       deadlines: Deadlines | None = None,
-                      discovery: Discovery | None = None) -> Metrics:
+                      discovery: Discovery | None = None,
+                      webhooks: Webhooks | None = None) -> Metrics:
     metrics = Metrics("discoverd")
     metrics.counter("ironsight_db_statements", "SQL statements run.",
                     lambda: cache.db.stats.statements)
@@ -61,6 +64,12 @@ def discoverd_metrics(cache: NodeCache, members: Members, pxe: PxeService | None
                          "subnet's rate; pending_limit: too many nodes wait for approval).",
                          ("outcome",),
                          lambda: {(o,): discovery.counts.get(o, 0) for o in OUTCOMES})
+    if webhooks is not None:
+        metrics.counters("ironsight_webhook_deliveries", "Webhook delivery attempts this "
+                         "replica made, by outcome: delivered (2xx), retried (to be tried "
+                         "again after a backoff), failed (the last attempt failed).",
+                         ("outcome",),
+                         lambda: {(o,): webhooks.counts.get(o, 0) for o in WEBHOOK_OUTCOMES})
     limits = metrics.gauge("ironsight_inspection_step_deadline_seconds",
                            "The learned deadline of each step (docs/inspection.md), per "
                            "hardware model (\"*\": the fleet's).", ["step", "model"])

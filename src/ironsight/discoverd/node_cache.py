@@ -231,6 +231,9 @@ _GET_DATA = (select(data.c.data).where(data.c.uuid == bindparam("uuid"),
 _GET_RUN_DATA = select(data.c.data).where(data.c.uuid == bindparam("uuid"),
                                           data.c.run == bindparam("run"),
                                           data.c.processed == bindparam("processed"))
+_LAST_PROCESSED = (select(data.c.run, data.c.data)
+                   .where(data.c.uuid == bindparam("uuid"), data.c.processed.is_(True))
+                   .order_by(data.c.run.desc()).limit(bindparam("count")))
 _HISTORY = (select(data.c.run, data.c.processed, data.c.started_at, data.c.stored_at)
             .where(data.c.uuid == bindparam("uuid")).order_by(data.c.run.desc()))
 _TOKEN_HASH = select(introspections.c.callback_token_hash).where(
@@ -593,6 +596,13 @@ class NodeCache:
             kind = "processed" if processed else "unprocessed"
             raise NotFound(f"No {kind} introspection data stored for node {uuid}")
         return row[0]
+
+    async def last_processed(self, uuid: str, count: int) -> list[tuple[int, Any]]:
+        """The processed data of the node's newest `count` stored runs: (run, data), newest
+        first."""
+        async with self.db.read() as conn:
+            rows = (await conn.execute(_LAST_PROCESSED, {"uuid": uuid, "count": count})).all()
+        return [(int(run), body) for run, body in rows]
 
     async def history(self, uuid: str) -> list[StoredRun]:
         """The runs whose data the node keeps, newest first."""

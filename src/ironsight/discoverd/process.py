@@ -29,7 +29,8 @@ from ironsight.common.config import Config
 from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightError, NotFound
 from ironsight.common.files import create_private, private_dir
 from ironsight.common.workers import WorkerPool
-from ironsight.discoverd import callback_token, diagnosis, formats, states
+from ironsight.discoverd import callback_token, components, diagnosis, formats, states
+from ironsight.discoverd.component_events import ComponentEvents
 from ironsight.discoverd.deadlines import model_of
 from ironsight.discoverd.discovery import CREATED, Discovery
 from ironsight.discoverd.introspect import Introspector
@@ -46,8 +47,12 @@ from ironsight.discoverd.rejections import Rejections
 from ironsight.discoverd.rule_runner import RuleRunner, patched, summary, with_properties
 from ironsight.discoverd.rules.model import Facts, Outcome, Rule
 from ironsight.discoverd.timeline import Step
+from ironsight.discoverd.webhooks import Event
 
 LOG = logging.getLogger(__name__)
+
+SEVERITY_ORDER = ("critical", "warning", "info")
+HISTORY_SEVERITY = {"critical": "ERROR", "warning": "WARNING", "info": "INFO"}
 # The node fields the processing hooks read (rules read the whole node).
 _HOOK_FIELDS = "uuid,name,properties,provision_state"
 
@@ -95,6 +100,8 @@ class Processor:
         self.introspector = introspector
         self.lifecycle = introspector.lifecycle
         self.workers = workers
+        # what each inspection changed of the hardware (components.py), kept per run
+        self.component_events = ComponentEvents(cache.db)
 
     async def process(self, raw: Any, token: str | None = None,
                       address: str | None = None) -> dict[str, str]:
@@ -329,10 +336,35 @@ class Processor:
                                 "warnings": ctx.changes.warnings}
         if self.conf.processing.store_data:
             await self.cache.store_data(uuid, processed, processed=True)
+            await self._hardware_changes(uuid)
         if outcome is not None and outcome.failure:
             raise RuleFailed(outcome.failure)
         LOG.info("Node %s: properties %s, ports created %s", uuid, ctx.changes.properties,
                  sorted(ctx.changes.create_ports))
+
+    async def _hardware_changes(self, uuid: str) -> None:
+        """The components added, removed or changed since the node's previous stored run
+        (none on a first inspection): kept with their run (a reapply replaces them), and
+        told in the node's history, worst severity first, when there are any."""
+        runs = await self.cache.last_processed(uuid, 2)
+        if len(runs) < 2:
+            return
+        (run, after), (_, before) = runs
+        events = components.events(before, after)
+        if not events and not await self.component_events.has_run(uuid, run):
+            return
+        async with self.cache.db.begin() as conn:
+            shown = await self.component_events.record(conn, uuid, run, events)
+            if shown and self.discovery.webhooks is not None:  # sent with the events, or not
+                await self.discovery.webhooks.enqueue(conn, [
+                    Event(f"component.{e['change']}", uuid, e) for e in shown])
+        if events:
+            worst = min(SEVERITY_ORDER.index(e.severity) for e in events)
+            text = "; ".join(components.summary(events)) or "; ".join(
+                e.message for e in events[:5])
+            await self.ironic.add_history(
+                uuid, f"Hardware changed since the last inspection: {text}"[:1024],
+                HISTORY_SEVERITY[SEVERITY_ORDER[worst]])
 
     async def _previous_report(self, uuid: str) -> dict[str, Any] | None:
         """The raw report of the run before the one being processed (whose own report is

@@ -18,6 +18,7 @@ from ironsight.discoverd.api.app import create_app, create_ramdisk_app
 from ironsight.discoverd.api.base import DiscoverdDeps
 from ironsight.discoverd.builtin_rules import BuiltInRules
 from ironsight.discoverd.db.models import VERSION_TABLE
+from ironsight.discoverd.fleet.index import FleetIndex
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import Ironic
 from ironsight.discoverd.members import Members
@@ -30,6 +31,7 @@ from ironsight.discoverd.recovery import Recovery
 from ironsight.discoverd.rejections import Rejections
 from ironsight.discoverd.rule_runner import RuleRunner
 from ironsight.discoverd.rule_store import RuleSet, RuleStore
+from ironsight.discoverd.webhooks import Webhooks
 
 LOG = logging.getLogger(__name__)
 MIGRATIONS = "ironsight.discoverd.db:migrations"
@@ -64,14 +66,18 @@ class DiscoverdService:
                                    self.introspector, self.workers, rules=self.rules,
                                    rejections=Rejections(
                                        self.db, conf.introspection.rejected_history))
+        # the webhook outbox: discovery's events here, the component changes' in process.py
+        self.webhooks = Webhooks(self.db, conf.webhooks, self.cache.owner)
+        self.processor.discovery.webhooks = self.webhooks
         self.recovery = Recovery(conf, self.cache, self.introspector, self.processor,
                                  self.workers, self.members)
         self.metrics = discoverd_metrics(self.cache, self.members, self.pxe,
                                          self.processor.rejections, self.recovery.deadlines,
-                                         self.processor.discovery)
+                                         self.processor.discovery, self.webhooks)
         deps = DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
                              self.members, ramdisk_limiter=self.ramdisk_limiter,
-                             rules=self.rules, deadlines=self.recovery.deadlines)
+                             rules=self.rules, deadlines=self.recovery.deadlines,
+                             fleet=FleetIndex(self.db, self.ironic), webhooks=self.webhooks)
         boot_routes = self.pxe.routes() if self.pxe is not None else []
         self.app: Starlette = create_app(deps, boot_routes, self.metrics)
         self.ramdisk_app = (create_ramdisk_app(deps, boot_routes)
@@ -91,6 +97,9 @@ class DiscoverdService:
         if self.conf.deadlines.enabled:
             self._periodic.append(loop.create_task(self.recovery.run_deadlines(),
                                                    name="discoverd-deadlines"))
+        if self.webhooks.enabled:
+            self._periodic.append(loop.create_task(self.webhooks.run(),
+                                                   name="discoverd-webhooks"))
         if self.conf.introspection.timeout <= 0:
             LOG.warning("Introspection timeout is disabled ([introspection] timeout = 0)")
 
@@ -98,6 +107,7 @@ class DiscoverdService:
         for task in self._periodic:
             task.cancel()
         await asyncio.gather(*self._periodic, return_exceptions=True)
+        await self.webhooks.close()
         if self.pxe is not None:
             await self.pxe.stop()
         await self.workers.drain(timeout=self.conf.DEFAULT.graceful_shutdown_timeout)

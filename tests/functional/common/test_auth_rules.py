@@ -97,3 +97,19 @@ def test_the_ramdisks_hello_and_beat_need_no_credentials_but_a_token(
     resp = httpx.post(f"{service.di_url}{path}", timeout=15,
                       json={"macs": ["52:54:00:77:77:77"], "stage": "s"})
     assert resp.status_code == 404  # past authentication: no introspection has that MAC
+
+
+# --- discoverd's fleet queries: reads, the long POST form included --------------------------
+
+def test_a_reader_queries_the_fleet_by_either_form(service: Service) -> None:
+    got = httpx.get(f"{service.di_url}/v1/fleet/nodes", params={"where": "true"},
+                    auth=basic("viewer"), timeout=15)
+    assert got.status_code == 200, got.text
+    posted = httpx.post(f"{service.di_url}/v1/fleet/query", json={"where": "true"},
+                        auth=basic("viewer"), timeout=15)
+    assert posted.status_code == 200, posted.text
+
+
+def test_an_anonymous_caller_may_not_query_the_fleet(service: Service) -> None:
+    resp = httpx.post(f"{service.di_url}/v1/fleet/query", json={"where": "true"}, timeout=15)
+    assert resp.status_code == 401

@@ -38,7 +38,8 @@ from ..api.conftest import LATEST, make_conf
 from ..conftest import PG_URL, drop_pg_database, fresh_pg_database
 
 DI_TABLES = ("di_data", "di_attributes", "di_introspections", "inspection_rules", "di_claims",
-             "di_discovered", "di_non_unique_macs", "di_manifest", "di_rejected")
+             "di_discovered", "di_non_unique_macs", "di_manifest", "di_rejected",
+             "di_component_events", "di_webhook_deliveries")
 BM_TABLES = ("bm_node_history", "bm_ports", "bm_nodes", "bm_conductors")
 
 
@@ -170,7 +171,7 @@ def conf(db_urls: tuple[str, str], tmp_path: Any, request: pytest.FixtureRequest
                           "allow_tokenless_reports": "true"},
     }
     marker = request.node.get_closest_marker("discoverd_conf")
-    for source in (marker.kwargs if marker else {}), conf_overrides:
+    for source in conf_overrides, (marker.kwargs if marker else {}):  # a test's own last
         for section, values in source.items():
             overrides.setdefault(section, {}).update({k: str(v) for k, v in values.items()})
     return make_conf(db_urls[0], tmp_path, **overrides)

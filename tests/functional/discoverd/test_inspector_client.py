@@ -218,11 +218,13 @@ def test_diff_names_what_changed_between_two_real_introspections(
               "-f", "json"], obj=Runtime(poll_interval=0.05))
     assert result.exit_code == 0, result.stderr
     found = json.loads(result.stdout)
-    assert (found["from"], found["to"]) == (1, 2)
-    assert [(c["part"], c["item"], c["change"]) for c in found["changes"]] == [
-        ("memory", "physical_mb", "changed"), ("disk", "/dev/sda", "replaced"),
-        ("nic", "eno2", "mac changed")]
-    assert "Introspection 1 (started " in result.stderr and "3 hardware change(s)" in result.stderr
+    assert [(e["component"], e["key"], e["change"], e["severity"]) for e in found] == [
+        ("memory", "total", "changed", "critical"),
+        ("disk", "serial:S3Z1NX0K", "removed", "critical"),
+        ("disk", "serial:S4EVNF0M", "added", "info"),
+        ("nic", machine.macs[1], "removed", "warning"),
+        ("nic", "b4:96:91:00:00:99", "added", "info")]
+    assert "Introspection 1 (started " in result.stderr and "5 hardware change(s)" in result.stderr
 
 
 def test_history_cli_lists_the_kept_introspections(

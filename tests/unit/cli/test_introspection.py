@@ -366,6 +366,10 @@ def cpus(count: int) -> httpx.Response:
     return httpx.Response(200, json={"inventory": {"cpu": {"count": count}}})
 
 
+def memory(mb: int) -> httpx.Response:
+    return httpx.Response(200, json={"inventory": {"memory": {"physical_mb": mb}}})
+
+
 def test_history_lists_the_kept_introspections(run, api):
     api.add("GET", f"/v1/introspection/{UUID1}/data/history", history(3, 2))
     result = run("introspection", "data", "history", UUID1)
@@ -379,9 +383,25 @@ def test_diff_compares_the_latest_with_the_previous_by_default(run, api):
     api.add("GET", f"/v1/introspection/{UUID1}/data/history/3", cpus(4))
     result = run("introspection", "data", "diff", UUID1, "-f", "json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"from": 2, "to": 3, "changes": [
-        {"part": "cpu", "item": "count", "change": "changed", "before": 8, "after": 4}]}
+    assert json.loads(result.stdout) == [
+        {"component": "cpu", "key": "x8", "change": "changed", "severity": "critical",
+         "before": {"count": 8}, "after": {"count": 4}, "fields": ["count"],
+         "message": "cpu x8: count 8 -> 4", "counts": None}]
     assert "Introspection 2 (started 2025-01-02T00:00:00) -> 3" in result.stderr
+
+
+def test_diff_table_starts_with_the_summary_lines(run, api):
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history", history(3, 2, 1))
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history/2", memory(65536))
+    api.add("GET", f"/v1/introspection/{UUID1}/data/history/3", memory(32768))
+    result = run("introspection", "data", "diff", UUID1)
+    assert result.exit_code == 0, result.output
+    first, *rest = result.stdout.splitlines()
+    assert first == "memory 65536 → 32768 MiB, \u221232 GiB"
+    table = "\n".join(rest)
+    for text in ("Severity", "critical", "memory", "changed", "65536 MiB -> 32768 MiB"):
+        assert text in table
+    assert "1 hardware change(s)" in result.stderr
 
 
 def test_diff_to_one_run_compares_with_the_run_before_it(run, api):
@@ -391,6 +411,7 @@ def test_diff_to_one_run_compares_with_the_run_before_it(run, api):
     result = run("introspection", "data", "diff", UUID1, "--to", "2")
     assert result.exit_code == 0, result.output
     assert "no hardware change" in result.stderr
+    assert result.stdout == ""
 
 
 def test_diff_of_a_run_not_kept_is_a_usage_error(run, api):

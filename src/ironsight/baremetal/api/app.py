@@ -12,6 +12,7 @@ from ironsight.baremetal.api import (
     deploy_templates,
     discovery,
     events,
+    fleet,
     inspection_rules,
     microversions,
     node_extras,
@@ -82,7 +83,7 @@ def create_app(deps: BaremetalDeps, metrics: Metrics | None = None) -> Starlette
                       *conductors.routes,
                       *deploy_templates.routes, *runbooks.routes, *volume.routes,
                       *allocations.routes, *inspection_rules.routes, *events.routes,
-                      *discovery.routes,
+                      *discovery.routes, *fleet.routes,
                       # last: what no other route took under a node (never a bare 404)
                       *node_extras.fallback_routes]))
 

@@ -90,6 +90,10 @@ class Records:
                                           limit=limit, marker=marker, sort_key=sort_key,
                                           sort_dir=sort_dir)
 
+    async def node_stamps(self) -> list[tuple[str, Any]]:
+        async with self.db.read() as conn:
+            return await dbapi.node_stamps(conn)
+
     async def shard_counts(self) -> list[tuple[str | None, int]]:
         async with self.db.read() as conn:
             return await dbapi.shard_counts(conn)

@@ -283,6 +283,15 @@ def project_nodes(project: str) -> Any:
     return select(nodes.c.id).where(or_(nodes.c.owner == project, nodes.c.lessee == project))
 
 
+_NODE_STAMPS = select(nodes.c.uuid, nodes.c.updated_at, nodes.c.created_at)
+
+
+async def node_stamps(conn: Conn) -> list[tuple[str, Any]]:
+    """Every node's UUID and when it last changed (fleet queries' change detection)."""
+    return [(str(uuid), updated or created)
+            for uuid, updated, created in (await conn.execute(_NODE_STAMPS)).all()]
+
+
 async def shard_counts(conn: Conn) -> list[tuple[str | None, int]]:
     """How many nodes each shard has (None: the nodes in none), most first."""
     query = select(nodes.c.shard, func.count()).group_by(nodes.c.shard)

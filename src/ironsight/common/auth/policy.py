@@ -32,6 +32,8 @@ class AccessRules:
     # reads that need a member: they act on the hardware, or show what only an operator
     # of the machine should see (a console's address)
     member_only: tuple[Rule, ...] = ()
+    # writes by method only: a POST that reads (a query too long for a URL)
+    read_only: tuple[Rule, ...] = ()
 
     def required(self, method: str, path: str) -> Role | None:
         """The least role a request needs; None when it needs none."""
@@ -39,6 +41,8 @@ class AccessRules:
             return None
         if _matches(self.admin_only, method, path):
             return Role.ADMIN
+        if _matches(self.read_only, method, path):
+            return Role.READER
         if method not in READS or _matches(self.member_only, method, path):
             return Role.MEMBER
         return Role.READER

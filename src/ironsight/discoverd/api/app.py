@@ -22,6 +22,7 @@ from ironsight.discoverd.api import (
     callback,
     deadlines,
     discovery,
+    fleet,
     inspection_rules,
     introspection,
     members,
@@ -29,6 +30,7 @@ from ironsight.discoverd.api import (
     rejected,
     root,
     rules,
+    webhooks,
 )
 from ironsight.discoverd.api.base import VERSIONS, DiscoverdDeps
 
@@ -47,7 +49,11 @@ ACCESS = AccessRules(public=(VERSION_DOCUMENTS,
                                  rule({"POST"}, r"/v1/phases"),
                                  # the delivery manifest names BMC credentials (by file),
                                  # a resolution moves ports or creates a node
-                                 rule({"POST"}, r"/v1/discovery/.*")))
+                                 rule({"POST"}, r"/v1/discovery/.*"),
+                                 # a delivery sent again, to a receiver outside
+                                 rule({"POST"}, r"/v1/webhooks/.*")),
+                     # a fleet query's long form only reads
+                     read_only=(rule({"POST"}, r"/v1/fleet/query"),))
 
 
 async def system_only(ctx: Any) -> None:
@@ -74,8 +80,9 @@ def create_app(deps: DiscoverdDeps, extra_routes: Sequence[BaseRoute] = (),
     return build_app(_spec(deps, metrics, open_only=False), deps,
                      [*root.routes, *introspection.routes, *callback.routes,
                       *members.routes, *phases.routes, *rejected.routes, *deadlines.routes,
-                      *discovery.routes,
-                      *rules.routes, *inspection_rules.routes, *extra_routes])
+                      *discovery.routes, *fleet.routes,
+                      *rules.routes, *inspection_rules.routes, *webhooks.routes,
+                      *extra_routes])
 
 
 def create_ramdisk_app(deps: DiscoverdDeps, boot_routes: Sequence[BaseRoute] = ()

@@ -10,12 +10,14 @@ from ironsight.common.config import Config
 from ironsight.common.exceptions import Invalid
 from ironsight.common.ratelimit import RateLimiter
 from ironsight.discoverd.deadlines import Deadlines
+from ironsight.discoverd.fleet.index import FleetIndex
 from ironsight.discoverd.introspect import Introspector
 from ironsight.discoverd.ironic import BareMetal
 from ironsight.discoverd.members import Members
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.process import Processor
 from ironsight.discoverd.rule_runner import RuleRunner
+from ironsight.discoverd.webhooks import Webhooks
 
 # Both the X- header and `OpenStack-API-Version: baremetal-introspection X.Y` are read
 # (upstream documented the second but parsed only the first). No header: the newest.
@@ -40,6 +42,8 @@ class DiscoverdDeps:
     ramdisk_limiter: RateLimiter  # per-address limit of /v1/continue and the boot scripts
     rules: RuleRunner  # inspection rules: the stored and built-in ones, and the engine
     deadlines: Deadlines | None = None  # the learned step deadlines
+    fleet: FleetIndex | None = None  # every node's document, for fleet queries
+    webhooks: Webhooks | None = None  # the webhook outbox, its deliveries listed and retried
 
 
 Ctx = RequestContext[DiscoverdDeps]

@@ -181,6 +181,50 @@ manifest = Table(
     Column("arrived_at", DateTime, nullable=True),
 )
 
+# Fleet hardware (0010_fleet). What each inspection changed of a node's hardware
+# (discoverd/components.py): one row per component added, removed or changed, kept when the
+# data it was computed from is pruned.
+component_events = Table(
+    "di_component_events", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("uuid", String(36), nullable=False),
+    Column("run", Integer, nullable=False),
+    Column("at", DateTime, nullable=False),
+    Column("component", String(16), nullable=False),
+    Column("key", String(255), nullable=False),
+    Column("change", String(16), nullable=False),  # added, removed, changed
+    Column("severity", String(16), nullable=False),  # critical, warning, info
+    Column("before", JSON, nullable=True),
+    Column("after", JSON, nullable=True),
+    Column("fields", JSON, nullable=True),
+    Column("message", Text, nullable=False),
+    Index("di_component_events_node_idx", "uuid", "id"),
+    Index("di_component_events_at_idx", "at"),
+)
+
+# The webhook outbox (discoverd/webhooks.py): one row per event and endpoint, written with
+# the event, sent (and retried with backoff) by whichever replica holds its lease.
+webhook_deliveries = Table(
+    "di_webhook_deliveries", metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("event_id", String(36), nullable=False),
+    Column("event_type", String(64), nullable=False),
+    Column("url", String(2048), nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    Column("status", String(16), nullable=False),  # pending, delivered, failed
+    Column("attempts", Integer, nullable=False, default=0, server_default="0"),
+    Column("next_attempt_at", DateTime, nullable=True),
+    Column("last_attempt_at", DateTime, nullable=True),
+    Column("last_status_code", Integer, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("delivered_at", DateTime, nullable=True),
+    Column("lease_owner", String(255), nullable=True),
+    Column("lease_until", DateTime, nullable=True),
+    Index("di_webhook_deliveries_due_idx", "status", "next_attempt_at"),
+    Index("di_webhook_deliveries_created_idx", "created_at"),
+)
+
 # The live replicas of discoverd: each heartbeats its row; a silent one is dead, and the
 # others take over the steps it was running. The PXE side's owner says so here too.
 members = Table(

@@ -1,11 +1,13 @@
 """Condition operators: what each accepts, and how a condition (with its loop) is evaluated.
 
 The vocabulary is upstream Ironic's (eq, lt, gt, is-empty, in-net, matches, contains, one-of,
-is-none, is-true, is-false) plus le, ge and ne, which upstream defines but does not register
-(ironic-today.md §1.4.1; ironsight accepts them). One deliberate difference: values that
-both read as numbers (numbers, or strings such as "8192" that parse as one) compare as
-numbers, so `"8192" lt "16000"` holds even where upstream compares strings (loops force
-strings upstream; interpolation always yields strings there).
+is-none, is-true, is-false) plus le, ge and ne, which upstream defines but does not
+register (ironic-today.md §1.4.1; ironsight accepts them), and one extension: `cel`, whose
+`expression` is a CEL expression over the node document the fleet queries read
+(fleet/document.py, docs/fleet.md), `item` being the loop's item. One deliberate
+difference: values that both read as numbers (numbers, or strings such as "8192" that
+parse as one) compare as numbers, so `"8192" lt "16000"` holds even where upstream compares
+strings (loops force strings upstream; interpolation always yields strings there).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ironsight.common.cel import CelEvalError, Program
+from ironsight.common.cel import compile as cel_compile
 from ironsight.discoverd.rules.interpolate import Scope, expand, interpolate
 from ironsight.discoverd.rules.model import Condition
 
@@ -148,6 +152,30 @@ def _one_of(value: Any, values: Any = ()) -> bool:
     return any(_equal(value, v) for v in values)
 
 
+@functools.lru_cache(maxsize=256)
+def cel_program(expression: str) -> Program:
+    """A `cel` condition's expression, compiled once (CelError when it does not compile)."""
+    return cel_compile(expression)
+
+
+def _cel(expression: str) -> bool:
+    raise AssertionError("cel conditions are evaluated with their scope (_check_cel)")
+
+
+def _check_cel(condition: Condition, scope: Scope, warnings: list[str]) -> bool:
+    """The node document of the report being processed (no `inspected_at`: it is not stored
+    yet); an expression that fails on it (a key this report lacks) does not hold, with a
+    warning, as a fleet query counts such a node as not matching."""
+    activation = scope.document()
+    if scope.has_item:
+        activation = {**activation, "item": scope.item}
+    try:
+        return cel_program(str(condition.args["expression"])).matches(activation)
+    except CelEvalError as exc:
+        warnings.append(f"cel: {exc}")
+        return False
+
+
 @dataclass(frozen=True)
 class ConditionSpec:
     """An operator: its required and optional arguments (with defaults), its check, and
@@ -181,6 +209,7 @@ OPERATORS: dict[str, ConditionSpec] = {
                              missing_as_none=True),
     "is-true": ConditionSpec(("value",), _is_true),
     "is-false": ConditionSpec(("value",), _is_false),
+    "cel": ConditionSpec(("expression",), _cel),
 }
 
 #: Arguments not interpolated outside loops: braces are regular expression syntax there.
@@ -247,6 +276,8 @@ def _check_wildcard(condition: Condition, values: list[Any], scope: Scope,
 
 def _check_once(condition: Condition, scope: Scope,
                 warnings: list[str]) -> tuple[bool, dict[str, Any]]:
+    if condition.op == "cel":  # never interpolated: braces are CEL's maps
+        return _check_cel(condition, scope, warnings) != condition.invert, dict(condition.args)
     spec = OPERATORS[condition.op]
     if scope.inspector:
         expanded = expand(field_argument(condition), scope)

@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ironsight.discoverd.fleet import document
+
 _NO_ITEM = object()
 _MISSING_ERRORS = (KeyError, IndexError, AttributeError)
 _FORMAT_ERRORS = (*_MISSING_ERRORS, ValueError, TypeError)
@@ -53,9 +55,18 @@ class Scope:
     item: Any = _NO_ITEM
     inspector: bool = False
     _context: dict[str, Any] | None = field(default=None, repr=False)
+    _document: dict[str, Any] | None = field(default=None, repr=False)
 
     def with_item(self, item: Any) -> Scope:
-        return Scope(self.node, self.inventory, self.plugin_data, item, self.inspector)
+        return Scope(self.node, self.inventory, self.plugin_data, item, self.inspector,
+                     _document=self._document)
+
+    def document(self) -> dict[str, Any]:
+        """The fleet queries' node document of this scope (`cel` conditions), built once."""
+        if self._document is None:
+            self._document = document.build(
+                _plain(self.node), {**self.plugin_data, "inventory": self.inventory}, None)
+        return self._document
 
     @property
     def has_item(self) -> bool:

@@ -24,6 +24,7 @@ import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
 
+from ironsight.common.cel import CelError
 from ironsight.common.exceptions import Invalid
 from ironsight.discoverd.rules import actions, conditions, paths
 from ironsight.discoverd.rules.model import (
@@ -143,6 +144,15 @@ def _check_condition_args(op: str, args: dict[str, Any], where: str, *,
     elif op == "one-of":
         if not isinstance(args.get("values", []), list) and _literal(args["values"]):
             raise InvalidRule(f"{where}.args.values", "must be a list")
+    elif op == "cel":
+        expression = args["expression"]
+        if not isinstance(expression, str):
+            raise InvalidRule(f"{where}.args.expression", f"must be a string, not "
+                              f"{_type_name(expression)}")
+        try:
+            conditions.cel_program(expression)
+        except CelError as exc:
+            raise InvalidRule(f"{where}.args.expression", str(exc)) from None
     elif op == "in-net":
         subnet = args["subnet"]
         if _literal(subnet):

@@ -46,3 +46,9 @@ def test_a_member_only_read_needs_a_member() -> None:
     rules = AccessRules(member_only=(rule({"GET"}, r"/v1/nodes/[^/]+/validate"),))
     assert rules.required("GET", "/v1/nodes/n1/validate") is Role.MEMBER
     assert rules.required("GET", "/v1/nodes/n1") is Role.READER
+
+
+def test_a_write_that_only_reads_needs_a_reader() -> None:
+    rules = AccessRules(read_only=(rule({"POST"}, r"/v1/fleet/query"),))
+    assert rules.required("POST", "/v1/fleet/query") is Role.READER
+    assert rules.required("POST", "/v1/fleet/other") is Role.MEMBER

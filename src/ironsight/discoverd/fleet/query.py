@@ -1,0 +1,82 @@
+"""A CEL expression over every node's document: the matching nodes, a page at a time.
+
+A node whose document makes the expression fail (a key it lacks, a value of another type)
+does not match; the failures are counted and the first few reported with their node, so that
+an operator sees why a node they expected is missing rather than an empty answer.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ironsight.common.cel import CelEvalError, Program
+from ironsight.common.exceptions import Invalid
+
+# What each matching node shows when no `fields` are asked for.
+DEFAULT_FIELDS = ("uuid", "name", "provision_state", "power_state", "driver",
+                  "resource_class", "hardware.vendor", "hardware.product",
+                  "hardware.memory_gib", "hardware.cpu_count")
+MAX_FIELDS = 50
+ERROR_EXAMPLES = 5
+
+
+def parse_fields(raw: str | None) -> tuple[str, ...]:
+    if not raw:
+        return DEFAULT_FIELDS
+    names = tuple(dict.fromkeys(f.strip() for f in raw.split(",") if f.strip()))
+    bad = [n for n in names if not all(part.isidentifier() for part in n.split("."))]
+    if not names or bad or len(names) > MAX_FIELDS:
+        raise Invalid(f"Invalid value for fields: {raw!r} (comma-separated dotted names of "
+                      f"the node document, at most {MAX_FIELDS})")
+    return ("uuid", *[n for n in names if n != "uuid"])
+
+
+def pick(doc: Mapping[str, Any], name: str) -> Any:
+    value: Any = doc
+    for part in name.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+@dataclass
+class Evaluated:
+    """An expression's verdict over the whole fleet (docs in UUID order)."""
+
+    matched: list[Mapping[str, Any]] = field(default_factory=list)
+    evaluated: int = 0
+    errors: int = 0
+    examples: list[dict[str, str]] = field(default_factory=list)
+
+
+def evaluate(program: Program, docs: Iterable[Mapping[str, Any]]) -> Evaluated:
+    out = Evaluated()
+    matches = program.matches
+    for doc in docs:
+        out.evaluated += 1
+        try:
+            if matches(doc):
+                out.matched.append(doc)
+        except CelEvalError as exc:
+            out.errors += 1
+            if len(out.examples) < ERROR_EXAMPLES:
+                out.examples.append({"uuid": str(doc.get("uuid")), "error": str(exc)})
+    return out
+
+
+def page(verdict: Evaluated, *, limit: int, marker: str | None = None,
+         fields: Sequence[str] = DEFAULT_FIELDS) -> dict[str, Any]:
+    """The page after `marker` (a UUID) of at most `limit` matching nodes."""
+    start = 0
+    if marker is not None:
+        start = bisect.bisect_right([str(d.get("uuid")) for d in verdict.matched], marker)
+    chosen = verdict.matched[start:start + limit]
+    more = start + limit < len(verdict.matched)
+    return {"nodes": [{name: pick(doc, name) for name in fields} for doc in chosen],
+            "matched": len(verdict.matched), "evaluated": verdict.evaluated,
+            "errors": {"count": verdict.errors, "examples": verdict.examples},
+            "next_marker": str(chosen[-1].get("uuid")) if more and chosen else None}
