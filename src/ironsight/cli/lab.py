@@ -1,4 +1,4 @@
-"""`ironsight lab up|status|power-on|fault|down`: QEMU VMs behind virtual BMCs, PXE-booting
+"""`ironsight lab up|status|power-on|hardware|fault|down`: QEMU VMs behind virtual BMCs, PXE-booting
 the real discovery ramdisk from a real `ironsight serve`, all in one isolated network
 namespace.
 
@@ -189,6 +189,77 @@ def power_on_command(name: str, state_dir: Path | None) -> None:
         click.echo(power_on(_state_dir(state_dir), name))
     except LabError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _disk_sizes(ctx: click.Context, param: click.Parameter, value: str | None
+                ) -> list[int] | None:
+    """`64,64` -> [64, 64] (MiB); the bounds are checked with the VM's."""
+    if value is None:
+        return None
+    parts = [part.strip() for part in value.split(",")]
+    if not all(part.isdigit() for part in parts):
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of disk sizes in "
+                                 "MiB, e.g. 64,64 (--no-extra-disks for none)", ctx=ctx,
+                                 param=param)
+    return [int(part) for part in parts]
+
+
+@lab_group.command("hardware")
+@click.argument("name")
+@click.option("--memory-mb", type=int, default=None,
+              help="Memory (MiB) at the VM's next power on.")
+@click.option("--extra-disks-mb", callback=_disk_sizes, default=None, metavar="SIZES",
+              help="Its extra disks at its next power on, sizes in MiB, comma-separated "
+                   "(64,64); each keeps its index's serial: leaving out the last one pulls "
+                   "that disk.")
+@click.option("--no-extra-disks", is_flag=True, help="No extra disk at its next power on.")
+@click.option("--reset", is_flag=True,
+              help="Back to the VM's spec (with the other options: start from it).")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=_STATE_DIR_HELP)
+def hardware_command(name: str, memory_mb: int | None, extra_disks_mb: list[int] | None,
+                     no_extra_disks: bool, reset: bool, state_dir: Path | None) -> None:
+    """Change the lab VM NAME's hardware as a technician would while it is off: its memory
+    and extra disks from its next power on (through its BMC: an inspection's, or `lab
+    power-on`). A running VM keeps what it booted with until then. Without options, print
+    what it will boot with. VMs behind virtual IPMI BMCs only."""
+    from ironsight.lab import qemu
+    from ironsight.lab.hardware import HardwareError, change, current, describe, vm_of
+    from ironsight.lab.state import Lab, LabError
+
+    if extra_disks_mb is not None and no_extra_disks:
+        raise click.UsageError("--extra-disks-mb and --no-extra-disks exclude each other: "
+                               "give one of them")
+    lab = Lab(_state_dir(state_dir))
+    try:
+        vm = vm_of(lab, name)
+    except LabError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        if memory_mb is not None:
+            qemu.check_memory_mb(memory_mb, vm.spec.firmware)
+    except HardwareError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--memory-mb'") from None
+    try:
+        if extra_disks_mb is not None:
+            qemu.check_extra_disks_mb(extra_disks_mb)
+    except HardwareError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--extra-disks-mb'") from None
+    disks = [] if no_extra_disks else extra_disks_mb
+    try:
+        if memory_mb is None and disks is None and not reset:
+            spec = current(lab, name)
+        else:
+            spec = change(lab, name, memory_mb=memory_mb, extra_disks_mb=disks, reset=reset)
+    except (LabError, HardwareError) as exc:
+        raise click.ClickException(str(exc)) from None
+    overridden = spec != vm.spec
+    click.echo(f"{name} boots with {describe(spec)} at its next power on"
+               + (f" (its spec: {describe(vm.spec)}; override {lab.files(name).hardware})"
+                  if overridden else " (its spec)"))
+    if lab.qemu_pid(name) is not None:
+        click.echo(f"{name} is on: it keeps what it booted with until it is powered off and "
+                   "on again")
 
 
 @lab_group.command("fault")

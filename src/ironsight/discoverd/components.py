@@ -474,12 +474,15 @@ def _number(value: float) -> str:
 
 
 def _gib(mb: int) -> str:
-    return f"{_number(mb / 1024)} GiB"
+    """Under 1 GiB in MiB: "0.3 GiB -> 0.4 GiB" would hide a 64 MiB change."""
+    return f"{mb} MiB" if abs(mb) < 1024 else f"{_number(mb / 1024)} GiB"
 
 
 def _gb(size: int) -> str:
     """Disk sizes as their labels give them: decimal GB, TB from 1000 GB."""
     gb = size / 1000 ** 3
+    if abs(gb) < 1:
+        return f"{round(size / 1000 ** 2)} MB"
     return f"{_number(gb / 1000)} TB" if abs(gb) >= 1000 else f"{_number(gb)} GB"
 
 

@@ -17,11 +17,20 @@ of the firmware's template, made at its first power on and kept across power cyc
 
 A one-time boot device (IPMI's default) applies to the next power on only, then the
 machine boots from its default order again: disk, then network.
+
+A VM's hardware can change while it is off, as a technician swaps parts: its memory and
+extra disks come from its override file (`VmFiles.hardware`, `{"memory_mb": N,
+"extra_disks_mb": [...]}`, either key optional; `ironsight lab hardware`, `hardware.py`) when
+there is one, read again at every power on, else from its spec (`effective_spec`). Each
+extra disk has a serial of its own (`extra_disk_serial`: the VM's and the disk's index), so
+that inspection tells its disks apart by serial as on a real server, not by their names; an
+extra disk whose size the override changed is a new, empty disk.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -32,7 +41,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +57,21 @@ QMP_TIMEOUT = 5.0
 QUIT_WAIT = 5.0
 UNIX_PATH_MAX = 107  # sun_path holds 108 bytes with the final NUL
 NETWORK_BOOT = ("network",)  # boot devices that PXE-boot first
+MiB = 1024 * 1024
+# The bounds of a VM's hardware in its override file (`effective_spec`). Memory: the ramdisk's
+# kernel has 218 MiB of it under SeaBIOS (state.SIZES' smallest is 256); a UEFI VM needs
+# state.UEFI_MIN_MB (a unit test keeps the two equal); a TCG lab VM has no use for more
+# than a few GiB.
+MIN_MEMORY_MB = 256
+UEFI_MIN_MEMORY_MB = 320
+MAX_MEMORY_MB = 4096
+# Extra disks: sparse qcow2 files, one virtio-blk PCI device each (a q35 machine's root bus
+# has 32 slots, of which the NICs and the chipset take some)
+MAX_EXTRA_DISKS = 16
+MAX_EXTRA_DISK_MB = 65536
+HARDWARE_KEYS = ("memory_mb", "extra_disks_mb")
+VIRTIO_BLK_SERIAL_MAX = 20  # bytes: VIRTIO_BLK_ID_BYTES (QEMU cuts a longer one)
+QCOW2_MAGIC = b"QFI\xfb"
 
 
 @dataclass(frozen=True)
@@ -123,6 +147,11 @@ class VmFiles:
         return self.run_dir / f"{self.name}-extra{index}.qcow2"
 
     @property
+    def hardware(self) -> Path:
+        """The VM's hardware override: what its next power on boots with (`effective_spec`)."""
+        return self.run_dir / f"{self.name}.hardware.json"
+
+    @property
     def serial_log(self) -> Path:
         return self.run_dir / f"{self.name}.serial.log"
 
@@ -147,6 +176,103 @@ class VmFiles:
             return path
         digest = hashlib.sha256(os.fsencode(self.run_dir)).hexdigest()[:12]
         return Path("/tmp") / f"ironsight-qmp-{digest}" / f"{self.name}.qmp"
+
+
+# --- the hardware override ---------------------------------------------------------------------
+
+class HardwareError(ValueError):
+    """A VM's hardware override is not one the lab can boot; the message says why."""
+
+
+def min_memory_mb(kind: str) -> int:
+    """The least memory a VM of firmware `kind` boots the ramdisk with."""
+    return UEFI_MIN_MEMORY_MB if firmware.get(kind).uefi else MIN_MEMORY_MB
+
+
+def check_memory_mb(value: Any, kind: str = firmware.BIOS) -> int:
+    """`value` if the lab boots a VM of firmware `kind` with that much memory (MiB)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise HardwareError(f"{value!r} is not a whole number of MiB")
+    low = min_memory_mb(kind)
+    if not low <= value <= MAX_MEMORY_MB:
+        raise HardwareError(f"{value} MiB is out of the lab's bounds for a {kind} VM: "
+                            f"{low} to {MAX_MEMORY_MB} MiB")
+    return value
+
+
+def check_extra_disks_mb(value: Any) -> tuple[int, ...]:
+    """`value` as extra disks' sizes (MiB), if each is a positive whole number and they are
+    not too many."""
+    if not isinstance(value, list | tuple):
+        raise HardwareError(f"{value!r} is not a list of disk sizes in MiB")
+    if len(value) > MAX_EXTRA_DISKS:
+        raise HardwareError(f"{len(value)} extra disks: {MAX_EXTRA_DISKS} at most")
+    for size in value:
+        if (not isinstance(size, int) or isinstance(size, bool)
+                or not 1 <= size <= MAX_EXTRA_DISK_MB):
+            raise HardwareError(f"{size!r} is not a disk size: a whole number of MiB from 1 "
+                                f"to {MAX_EXTRA_DISK_MB}")
+    return tuple(value)
+
+
+def parse_hardware(data: Any, spec: VmSpec) -> dict[str, Any]:
+    """An override file's content, checked for `spec`'s VM: the keys it has (of
+    HARDWARE_KEYS), `extra_disks_mb` as a tuple. HardwareError names the key at fault."""
+    if not isinstance(data, dict):
+        raise HardwareError(f"not a JSON object but {type(data).__name__}")
+    unknown = sorted(set(data) - set(HARDWARE_KEYS))
+    if unknown:
+        raise HardwareError(f"unknown key {', '.join(map(repr, unknown))} (the keys: "
+                            f"{', '.join(HARDWARE_KEYS)})")
+    checks: dict[str, Callable[[Any], Any]] = {
+        "memory_mb": lambda value: check_memory_mb(value, spec.firmware),
+        "extra_disks_mb": check_extra_disks_mb}
+    found: dict[str, Any] = {}
+    for key, check in checks.items():
+        if key in data:
+            try:
+                found[key] = check(data[key])
+            except HardwareError as exc:
+                raise HardwareError(f"{key}: {exc}") from None
+    return found
+
+
+def read_hardware(spec: VmSpec, files: VmFiles) -> dict[str, Any]:
+    """The VM's checked override (`parse_hardware`); {} when it has no override file.
+    HardwareError naming the file when it cannot be read or is not a valid override."""
+    path = files.hardware
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise HardwareError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise HardwareError(f"{path}: not JSON: {exc}") from None
+    try:
+        return parse_hardware(data, spec)
+    except HardwareError as exc:
+        raise HardwareError(f"{path}: {exc}") from None
+
+
+def effective_spec(spec: VmSpec, files: VmFiles) -> VmSpec:
+    """What the VM boots with: `spec` with its override file's hardware (`spec` itself when
+    there is no such file); read again at each call. HardwareError on a bad file."""
+    found = read_hardware(spec, files)
+    return dataclasses.replace(spec, **found) if found else spec
+
+
+def extra_disk_serial(spec: VmSpec, index: int) -> str:
+    """The serial of the VM's extra disk `index`, the same at every boot: `<its system
+    serial>-D<index>` (`LAB-lab-1-D0`), or where that passes virtio-blk's 20 bytes a digest
+    of the system serial in its place (`LAB1A2B3C4D5E-D0`)."""
+    serial = f"{spec.system_serial}-D{index}"
+    if len(serial.encode()) <= VIRTIO_BLK_SERIAL_MAX:
+        return serial
+    digest = hashlib.sha256(spec.system_serial.encode()).hexdigest()[:10].upper()
+    return f"LAB{digest}-D{index}"
 
 
 # --- QMP ---------------------------------------------------------------------------------------
@@ -252,7 +378,8 @@ def command_line(spec: VmSpec, files: VmFiles, boot: str, *, qemu: str = QEMU) -
     for index, _ in enumerate(spec.extra_disks_mb):
         argv += ["-drive", f"file={files.extra_disk(index)},if=none,id=extra{index},"
                  "format=qcow2",
-                 "-device", f"virtio-blk-pci,drive=extra{index}"]
+                 "-device", f"virtio-blk-pci,drive=extra{index},"
+                 f"serial={_smbios_value(extra_disk_serial(spec, index))}"]
     argv += [
         "-uuid", spec.system_uuid,
         "-smbios", "type=1," + ",".join(
@@ -281,11 +408,30 @@ def create_disk(path: Path, size: str, *, qemu_img: str = QEMU_IMG) -> None:
         raise MachineError(f"qemu-img create {path} {size}: {proc.stderr.strip()}")
 
 
+def qcow2_size(path: Path) -> int | None:
+    """A qcow2 file's virtual size in bytes (from its header); None when it is missing or
+    not a qcow2 file."""
+    try:
+        with open(path, "rb") as image:
+            header = image.read(32)
+    except OSError:
+        return None
+    if len(header) < 32 or header[:4] != QCOW2_MAGIC:
+        return None
+    return int.from_bytes(header[24:32], "big")
+
+
 def ensure_disks(spec: VmSpec, files: VmFiles, *, qemu_img: str = QEMU_IMG) -> None:
+    """The spec's disks, created when missing. An extra disk of another size than the
+    spec's (its override changed it) is replaced by a new, empty one."""
     if spec.disk_gb:
         create_disk(files.disk, f"{spec.disk_gb}G", qemu_img=qemu_img)
     for index, size_mb in enumerate(spec.extra_disks_mb):
-        create_disk(files.extra_disk(index), f"{size_mb}M", qemu_img=qemu_img)
+        path = files.extra_disk(index)
+        size = qcow2_size(path)
+        if size is not None and size != size_mb * MiB:
+            path.unlink()
+        create_disk(path, f"{size_mb}M", qemu_img=qemu_img)
 
 
 def ensure_nvram(spec: VmSpec, files: VmFiles) -> None:
@@ -312,7 +458,9 @@ class QemuMachine:
     def __init__(self, spec: VmSpec, files: VmFiles, *, prefix: Sequence[str] = (),
                  qemu: str = QEMU, qemu_img: str = QEMU_IMG,
                  boot: BootDevice | None = None) -> None:
-        """`prefix` runs QEMU elsewhere, e.g. `ip netns exec <ns>` (where the tap lives)."""
+        """`prefix` runs QEMU elsewhere, e.g. `ip netns exec <ns>` (where the tap lives).
+        `spec` is the VM's hardware unless its override file says otherwise
+        (`effective_spec`, read at each power on)."""
         self.spec = spec
         self.files = files
         self.name = spec.name
@@ -336,12 +484,16 @@ class QemuMachine:
                 return
             if shutil.which(self.qemu) is None:
                 raise MachineError(f"{self.qemu} is not installed")
-            ensure_disks(self.spec, self.files, qemu_img=self.qemu_img)
-            ensure_nvram(self.spec, self.files)
+            try:
+                spec = effective_spec(self.spec, self.files)
+            except HardwareError as exc:
+                raise MachineError(f"{self.name}: {exc}") from None
+            ensure_disks(spec, self.files, qemu_img=self.qemu_img)
+            ensure_nvram(spec, self.files)
             first = "network" if self._boot.device in NETWORK_BOOT else "disk"
             if not self._boot.persistent:
                 self._boot = BootDevice()  # a one-time override is used up by this boot
-            argv = [*self.prefix, *command_line(self.spec, self.files, first, qemu=self.qemu)]
+            argv = [*self.prefix, *command_line(spec, self.files, first, qemu=self.qemu)]
             self.files.qmp.parent.mkdir(parents=True, exist_ok=True)
             with contextlib.suppress(FileNotFoundError):
                 self.files.qmp.unlink()
@@ -352,7 +504,10 @@ class QemuMachine:
                 self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                               stdout=log, stderr=subprocess.STDOUT,
                                               start_new_session=True)
-            self._record(f"power on (boot {first}, pid {self._proc.pid})")
+            hardware = "" if spec is self.spec else (
+                f", hardware override: {spec.memory_mb} MiB, extra disks "
+                f"{list(spec.extra_disks_mb)} MiB")
+            self._record(f"power on (boot {first}, pid {self._proc.pid}{hardware})")
 
     def power_off(self) -> None:
         with self._lock:

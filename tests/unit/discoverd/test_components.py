@@ -339,6 +339,14 @@ def test_a_disk_shrunk_is_a_critical_change() -> None:
     assert event.message == "disk wwn:0x6f4ee0806d4a6e00: size 480 GB -> 240 GB"
 
 
+def test_sizes_under_a_gigabyte_read_in_megabytes() -> None:
+    def mutate(d: dict[str, Any]) -> None:
+        inv(d)["disks"][0]["size"] = 64 * 1024 ** 2
+
+    [event] = after(mutate)
+    assert event.message.endswith("size 480 GB -> 67 MB")
+
+
 def test_a_disk_grown_is_an_info_change() -> None:
     def mutate(d: dict[str, Any]) -> None:
         inv(d)["disks"][0]["size"] = 959119884288
