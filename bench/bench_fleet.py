@@ -6,15 +6,18 @@ memory, GPUs, NICs with LLDP, disks, DIMMs), sets the traits of one node in thre
 asks each reference query `--runs` times through `POST /v1/fleet/query` (every page, 1,000
 nodes a page) and checks that the answer is exactly the set computed from the generator's
 facts. Timed: each query's latency (all its pages); the first query of all separately (it
-builds the index: every node's document).
+builds the index: every node's document); then the export of the whole fleet in each format
+(`GET /v1/fleet/export`, streamed; every node checked to be in the NDJSON ones).
 
     .venv/bin/python bench/bench_fleet.py [--nodes 10000] [--runs 20] [--db-url URL]
+        [--state DIR]   # keep the filled fleet there, and use it again next time
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -114,10 +117,34 @@ def ask(di: httpx.Client, where: str) -> set[str]:
             return found
 
 
-def run(bm_port: int, di_port: int, pid: int, n: int, runs: int) -> dict[str, Any]:
+EXPORTS = ("ndjson", "csv", "components", "netbox")
+
+
+def export(di: httpx.Client, kind: str, n: int) -> tuple[float, int, int]:
+    """Seconds to stream the whole fleet in `kind`, its bytes and rows; every node checked
+    to be in it."""
+    t = time.perf_counter()
+    size = rows = 0
+    seen: set[str] = set()
+    with di.stream("GET", "/v1/fleet/export", params={"format": kind}) as resp:
+        assert resp.status_code == 200, resp.read()
+        for line in resp.iter_lines():
+            size += len(line) + 1
+            rows += 1
+            if kind in ("ndjson", "components"):
+                seen.add(json.loads(line)["uuid" if kind == "ndjson" else "node_uuid"])
+    elapsed = time.perf_counter() - t
+    if kind in ("ndjson", "components"):
+        assert len(seen) == n, (kind, len(seen))
+    return elapsed, size, rows
+
+
+def run(bm_port: int, di_port: int, pid: int, n: int, runs: int,
+        filled_before: bool) -> dict[str, Any]:
     t0 = time.perf_counter()
-    uuids = asyncio.run(discover(di_port, n))
-    wait_states(di_port, uuids, "finished", 3600)
+    if not filled_before:
+        uuids = asyncio.run(discover(di_port, n))
+        wait_states(di_port, uuids, "finished", 3600)
     filled = time.perf_counter() - t0
     facts = {i: machine(i)[1] for i in range(n)}
     bm = httpx.Client(base_url=f"http://127.0.0.1:{bm_port}", headers=BM, timeout=120)
@@ -125,7 +152,8 @@ def run(bm_port: int, di_port: int, pid: int, n: int, runs: int) -> dict[str, An
     by_uuid = serials(bm)
     assert len(by_uuid) == n, f"{len(by_uuid)} nodes, expected {n}"
     by_index = {i: u for u, i in by_uuid.items()}
-    asyncio.run(set_traits(bm_port, by_index, facts))
+    if not filled_before:
+        asyncio.run(set_traits(bm_port, by_index, facts))
     _, rss_before = proc_stat(pid)
     if os.environ.get("BENCH_PAUSE"):  # attach a profiler to the service now
         time.sleep(float(os.environ["BENCH_PAUSE"]))
@@ -148,6 +176,7 @@ def run(bm_port: int, di_port: int, pid: int, n: int, runs: int) -> dict[str, An
         out["queries"].append((name, len(expected), statistics.median(times),
                                sorted(times)[max(0, int(len(times) * 0.95) - 1)]))
     every.sort()
+    out["exports"] = [(kind, *export(di, kind, n)) for kind in EXPORTS]
     out["p50"] = statistics.median(every)
     out["p95"] = every[max(0, int(len(every) * 0.95) - 1)]
     cpu, _ = proc_stat(pid)
@@ -160,9 +189,15 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=10000)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--db-url", default=None)
+    parser.add_argument("--state", type=Path, default=None,
+                        help="keep the filled fleet in this directory (SQLite) and use it "
+                             "again on the next run instead of filling it")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-") as tmp:
-        state = Path(tmp)
+        state = args.state or Path(tmp)
+        state.mkdir(parents=True, exist_ok=True)
+        marker = state / f"filled-{args.nodes}"
+        filled_before = args.state is not None and not args.db_url and marker.exists()
         bm_port, di_port = free_port(), free_port()
         bm_url = di_conn = None
         if args.db_url:
@@ -177,19 +212,23 @@ def main() -> None:
         proc = start_service(state, bm_port, bm_url, extra)
         try:
             time.sleep(1)
-            r = run(bm_port, di_port, proc.pid, args.nodes, args.runs)
+            r = run(bm_port, di_port, proc.pid, args.nodes, args.runs, filled_before)
+            marker.touch()
         finally:
             proc.terminate()
             proc.wait(10)
     print(f"nodes={args.nodes} db={'postgresql' if args.db_url else 'sqlite'} "
           f"runs={args.runs} per query (every page, 1,000 a page; exact sets checked)")
-    print(f"  fleet filled (discovery, 8 clients)  {r['filled']:.1f} s")
+    if not filled_before:
+        print(f"  fleet filled (discovery, 8 clients)  {r['filled']:.1f} s")
     print(f"  first query (builds the index)       {r['cold'] * 1000:.0f} ms; service RSS "
           f"{r['rss_before']:.0f} -> {r['rss_after']:.0f} MiB")
     for name, size, p50, p95 in r["queries"]:
         print(f"  {name:<24} {size:6d} nodes   p50 {p50 * 1000:6.1f} ms   p95 {p95 * 1000:6.1f} ms")
     print(f"  all queries                          p50 {r['p50'] * 1000:.1f} ms   "
           f"p95 {r['p95'] * 1000:.1f} ms")
+    for kind, seconds, size, rows in r["exports"]:
+        print(f"  export {kind:<11} {seconds:6.2f} s   {size / 2**20:7.1f} MiB   {rows} lines")
 
 
 if __name__ == "__main__":

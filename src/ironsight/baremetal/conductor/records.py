@@ -90,7 +90,7 @@ class Records:
                                           limit=limit, marker=marker, sort_key=sort_key,
                                           sort_dir=sort_dir)
 
-    async def node_stamps(self) -> list[tuple[str, Any]]:
+    async def node_stamps(self) -> list[tuple[str, str]]:
         async with self.db.read() as conn:
             return await dbapi.node_stamps(conn)
 

@@ -7,7 +7,20 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, exists, false, func, insert, or_, select, update
+from sqlalchemy import (
+    String,
+    and_,
+    bindparam,
+    cast,
+    delete,
+    exists,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -283,13 +296,14 @@ def project_nodes(project: str) -> Any:
     return select(nodes.c.id).where(or_(nodes.c.owner == project, nodes.c.lessee == project))
 
 
-_NODE_STAMPS = select(nodes.c.uuid, nodes.c.updated_at, nodes.c.created_at)
+# as the database's text: compared by the caller, never parsed (10,000 rows in one answer)
+_NODE_STAMPS = select(nodes.c.uuid, cast(func.coalesce(nodes.c.updated_at, nodes.c.created_at),
+                                         String))
 
 
-async def node_stamps(conn: Conn) -> list[tuple[str, Any]]:
+async def node_stamps(conn: Conn) -> list[tuple[str, str]]:
     """Every node's UUID and when it last changed (fleet queries' change detection)."""
-    return [(str(uuid), updated or created)
-            for uuid, updated, created in (await conn.execute(_NODE_STAMPS)).all()]
+    return [(str(uuid), str(when)) for uuid, when in (await conn.execute(_NODE_STAMPS)).all()]
 
 
 async def shard_counts(conn: Conn) -> list[tuple[str | None, int]]:

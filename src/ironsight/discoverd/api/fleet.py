@@ -53,7 +53,7 @@ def _index(ctx: Ctx) -> FleetIndex:
 async def _answer(ctx: Ctx, where: str, limit: int, marker: str | None,
                   fields: tuple[str, ...]) -> Any:
     program = compile_where(where)
-    verdict = await _index(ctx).verdict(program)
+    verdict = await _index(ctx).verdict(program, fresh=marker is None)
     return 200, query.page(verdict, limit=limit, marker=marker, fields=fields)
 
 

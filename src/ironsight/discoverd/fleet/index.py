@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, select
+from sqlalchemy import String, and_, bindparam, cast, func, select
 
 from ironsight.common.cel import Program
 from ironsight.common.db import Database
@@ -40,8 +40,9 @@ BUILD_BATCH = 200  # documents built per trip to a worker thread
 FETCH_CONCURRENCY = 16
 VERDICTS_KEPT = 16  # evaluated expressions kept for their next pages
 
+# `finished_at` as the database's text: compared, never parsed
 _STAMPS = select(introspections.c.uuid, introspections.c.run, introspections.c.state,
-                 introspections.c.finished_at)
+                 cast(introspections.c.finished_at, String))
 _latest = data.alias("latest")
 _LATEST_DATA = (
     select(data.c.uuid, data.c.data, data.c.stored_at)
@@ -75,14 +76,14 @@ class _Interner:
         if isinstance(value, dict):
             items = {self._shared(k): self._intern(v) for k, v in value.items()}
             if all(type(v) in _SCALARS for v in items.values()):
-                typed = tuple((k, type(v), v) for k, v in items.items())
-                return self._record(("d", hash(typed)), typed, items)
+                pairs = tuple((k, type(v), v) for k, v in items.items())
+                return self._record(("d", hash(pairs)), pairs, items)
             return items
         if isinstance(value, list):
             members = [self._intern(v) for v in value]
             if all(type(v) in _SCALARS for v in members):
-                typed = tuple((type(v), v) for v in members)
-                return self._record(("l", hash(typed)), typed, members)
+                kinds = tuple((type(v), v) for v in members)
+                return self._record(("l", hash(kinds)), kinds, members)
             return members
         return value
 
@@ -121,6 +122,7 @@ class FleetIndex:
         self._lock = asyncio.Lock()
         self.generation = 0  # +1 whenever a document changes
         self._verdicts: OrderedDict[tuple[str, int], Evaluated] = OrderedDict()
+        self._latest: dict[str, tuple[str, int]] = {}  # an expression's newest verdict
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -134,9 +136,14 @@ class FleetIndex:
         entry = self.entries.get(uuid)
         return entry.doc if entry is not None else None
 
-    async def verdict(self, program: Program) -> Evaluated:
-        """`program` over every current document; the pages of one query are cut from one
-        evaluation (kept until a document changes)."""
+    async def verdict(self, program: Program, *, fresh: bool = True) -> Evaluated:
+        """`program` over every current document. The pages after the first of one query
+        (`fresh=False`) are cut from the evaluation its first page made, as long as it is
+        kept: one consistent answer, and no refresh per page."""
+        if not fresh:
+            kept = self._latest.get(program.source)
+            if kept is not None and kept in self._verdicts:
+                return self._verdicts[kept]
         async with self._lock:
             await self._refresh()
             key = (program.source, self.generation)
@@ -146,8 +153,11 @@ class FleetIndex:
             docs = list(self.documents())  # a snapshot: evaluated off the event loop
         found = await asyncio.to_thread(query.evaluate, program, docs)
         self._verdicts[key] = found
+        self._latest[program.source] = key
         while len(self._verdicts) > VERDICTS_KEPT:
-            self._verdicts.popitem(last=False)
+            old, _ = self._verdicts.popitem(last=False)
+            if self._latest.get(old[0]) == old:
+                del self._latest[old[0]]
         return found
 
     async def snapshot(self) -> list[dict[str, Any]]:
@@ -205,9 +215,9 @@ class FleetIndex:
         return rebuilt
 
     def _changed(self, count: int) -> None:
+        """New first pages evaluate again; pages of queries under way keep their verdict."""
         if count:
             self.generation += 1
-            self._verdicts.clear()
 
     def _maybe_reintern(self) -> None:
         """Drop subtrees no document uses any more: when the table has grown to three times
