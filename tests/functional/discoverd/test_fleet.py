@@ -240,3 +240,15 @@ async def test_a_cel_rule_condition_that_does_not_compile_is_refused(
     resp = await di.post("/v1/inspection_rules", json=rule)
     assert resp.status_code == 400
     assert "conditions[0].args.expression" in resp.text and "column" in resp.text
+
+
+async def test_the_bare_metal_stamps_answer_the_nodes_changed_since_a_time(
+        bm: httpx.AsyncClient) -> None:
+    old = await make_node(bm, managed=False)
+    everything = (await bm.get("/v1/fleet/stamps")).json()
+    assert old.uuid in dict(everything["nodes"]) and everything["count"] == 1
+    new = await make_node(bm, managed=False)
+    since = (await bm.get("/v1/fleet/stamps", params={"since": everything["now"]})).json()
+    assert new.uuid in dict(since["nodes"]) and since["count"] == 2
+    resp = await bm.get("/v1/fleet/stamps", params={"since": "yesterday"})
+    assert resp.status_code == 400 and "since" in resp.text

@@ -8,6 +8,7 @@ HTTP into these calls and documents back; it opens no transaction itself.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,9 +91,9 @@ class Records:
                                           limit=limit, marker=marker, sort_key=sort_key,
                                           sort_dir=sort_dir)
 
-    async def node_stamps(self) -> list[tuple[str, str]]:
+    async def node_stamps(self, since: dt.datetime | None = None) -> dbapi.Stamps:
         async with self.db.read() as conn:
-            return await dbapi.node_stamps(conn)
+            return await dbapi.node_stamps(conn, since)
 
     async def shard_counts(self) -> list[tuple[str | None, int]]:
         async with self.db.read() as conn:

@@ -3,8 +3,10 @@ callers decide the transaction; nothing here commits."""
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
@@ -296,14 +298,30 @@ def project_nodes(project: str) -> Any:
     return select(nodes.c.id).where(or_(nodes.c.owner == project, nodes.c.lessee == project))
 
 
-# as the database's text: compared by the caller, never parsed (10,000 rows in one answer)
-_NODE_STAMPS = select(nodes.c.uuid, cast(func.coalesce(nodes.c.updated_at, nodes.c.created_at),
-                                         String))
+# As the database's text: compared by the caller, never parsed (10,000 rows in one answer).
+_STAMP = cast(func.coalesce(nodes.c.updated_at, nodes.c.created_at), String)
+_NODE_STAMPS = select(nodes.c.uuid, _STAMP)
+_NODE_STAMPS_SINCE = _NODE_STAMPS.where(or_(nodes.c.updated_at >= bindparam("since"),
+                                            nodes.c.created_at >= bindparam("since")))
+_NODE_COUNT = select(func.count()).select_from(nodes)
 
 
-async def node_stamps(conn: Conn) -> list[tuple[str, str]]:
-    """Every node's UUID and when it last changed (fleet queries' change detection)."""
-    return [(str(uuid), str(when)) for uuid, when in (await conn.execute(_NODE_STAMPS)).all()]
+@dataclass(frozen=True)
+class Stamps:
+    nodes: list[tuple[str, str]]  # (uuid, when it last changed), all or since a time
+    count: int  # how many nodes there are
+
+
+async def node_stamps(conn: Conn, since: dt.datetime | None = None) -> Stamps:
+    """Every node's UUID and when it last changed, or those of the nodes changed or created
+    at or after `since` (by index), with how many nodes there are (fleet queries' change
+    detection: a count that differs tells of deletions)."""
+    if since is None:
+        rows = (await conn.execute(_NODE_STAMPS)).all()
+    else:
+        rows = (await conn.execute(_NODE_STAMPS_SINCE, {"since": since})).all()
+    count = (await conn.execute(_NODE_COUNT)).scalar_one()
+    return Stamps([(str(u), str(w)) for u, w in rows], int(count))
 
 
 async def shard_counts(conn: Conn) -> list[tuple[str | None, int]]:

@@ -99,6 +99,9 @@ nodes = Table(
     Index("bm_nodes_reservation_idx", "reservation"),
     Index("bm_nodes_power_sync_idx", "driver", "power_synced_at"),
     Index("bm_nodes_discovery_idx", "discovery"),
+    # fleet stamps (0011): what changed since a time
+    Index("bm_nodes_updated_idx", "updated_at"),
+    Index("bm_nodes_created_idx", "created_at"),
 )
 
 # A node's traits (Ironic's node traits, 1.37): what allocations match on.

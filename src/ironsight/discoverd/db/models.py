@@ -42,6 +42,8 @@ introspections = Table(
     Column("run", Integer, nullable=False, server_default="1"),
     Index("di_introspections_state_idx", "state", "started_at"),
     Index("di_introspections_started_idx", "started_at", "uuid"),
+    # the fleet index's stamps (0010): what changed since a time
+    Index("di_introspections_updated_idx", "updated_at"),
 )
 
 # Lookup attributes of nodes under introspection: (name, value) is unique, so one MAC or BMC

@@ -19,13 +19,14 @@ import asyncio
 import datetime as dt
 import logging
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import String, and_, bindparam, cast, func, select
+from sqlalchemy import String, and_, bindparam, cast, func, or_, select
 
 from ironsight.common.cel import Program
+from ironsight.common.clock import utcnow
 from ironsight.common.db import Database
 from ironsight.discoverd.db.models import data, introspections
 from ironsight.discoverd.fleet import document, query
@@ -40,9 +41,17 @@ BUILD_BATCH = 200  # documents built per trip to a worker thread
 FETCH_CONCURRENCY = 16
 VERDICTS_KEPT = 16  # evaluated expressions kept for their next pages
 
-# `finished_at` as the database's text: compared, never parsed
-_STAMPS = select(introspections.c.uuid, introspections.c.run, introspections.c.state,
-                 cast(introspections.c.finished_at, String))
+# When each introspection last changed (a start, a report, a state, a reapply), as the
+# database's text: compared, never parsed; all of them, or those since a time (by index).
+_CHANGED = func.coalesce(introspections.c.updated_at, introspections.c.started_at)
+_STAMPS = select(introspections.c.uuid, cast(_CHANGED, String))
+_STAMPS_SINCE = _STAMPS.where(or_(introspections.c.updated_at >= bindparam("since"),
+                                  introspections.c.started_at >= bindparam("since")))
+_COUNT = select(func.count()).select_from(introspections)
+# Changes are asked for from this long before the previous answer was read: a change stamped
+# by a replica whose clock is behind, or committed a while after it was stamped, is still
+# found.
+LOOKBACK = dt.timedelta(seconds=60)
 _latest = data.alias("latest")
 _LATEST_DATA = (
     select(data.c.uuid, data.c.data, data.c.stored_at)
@@ -52,10 +61,37 @@ _LATEST_DATA = (
            .scalar_subquery()))
 
 
+Fetch = Callable[[str | None], Awaitable[tuple[list[Any], int, str | None]]]
+
+
+class Seen:
+    """The stamps of one side (the bare-metal nodes, or this service's introspections) as
+    last seen, brought up to date by asking only for what changed since the previous answer
+    was read (less LOOKBACK), by the answering side's clock; everything again when the count
+    shows rows gone."""
+
+    def __init__(self) -> None:
+        self.stamps: dict[str, str] = {}
+        self.read_at: str | None = None  # the side's clock when it read the previous answer
+
+    async def update(self, fetch: Fetch) -> dict[str, str]:
+        since = None
+        if self.read_at is not None:
+            since = (dt.datetime.fromisoformat(self.read_at) - LOOKBACK).isoformat(sep=" ")
+        rows, count, read_at = await fetch(since)
+        stamps = dict(self.stamps) if since is not None else {}
+        stamps.update((str(k), str(v)) for k, v in rows)
+        if since is not None and len(stamps) != count:  # some went: all of them again
+            rows, count, read_at = await fetch(None)
+            stamps = {str(k): str(v) for k, v in rows}
+        self.stamps, self.read_at = stamps, read_at
+        return stamps
+
+
 @dataclass(frozen=True)
 class Entry:
     node_stamp: str
-    data_stamp: tuple[Any, ...] | None
+    data_stamp: str | None
     doc: dict[str, Any]
 
 
@@ -121,6 +157,8 @@ class FleetIndex:
         self._interned_at = 0  # table size after the last full re-interning
         self._lock = asyncio.Lock()
         self.generation = 0  # +1 whenever a document changes
+        self._nodes_seen = Seen()  # the bare-metal nodes' stamps
+        self._data_seen = Seen()  # this service's introspections' stamps
         self._verdicts: OrderedDict[tuple[str, int], Evaluated] = OrderedDict()
         self._latest: dict[str, tuple[str, int]] = {}  # an expression's newest verdict
 
@@ -234,12 +272,26 @@ class FleetIndex:
         self._interned_at = len(self._interner.table)
 
     async def _node_stamps(self) -> dict[str, str]:
-        return await self.ironic.node_stamps()
+        async def fetch(since: str | None) -> tuple[list[Any], int, str | None]:
+            body = await self.ironic.node_stamps(since)
+            return body["nodes"], int(body["count"]), body.get("now")
 
-    async def _data_stamps(self) -> dict[str, tuple[Any, ...]]:
-        async with self.db.read() as conn:
-            rows = (await conn.execute(_STAMPS)).all()
-        return {str(r[0]): (r[1], r[2], r[3]) for r in rows}
+        return await self._nodes_seen.update(fetch)
+
+    async def _data_stamps(self) -> dict[str, str]:
+        async def fetch(since: str | None) -> tuple[list[Any], int, str | None]:
+            now = utcnow().isoformat(sep=" ")  # before the reads, as the bare-metal side's
+            async with self.db.read() as conn:
+                if since is None:
+                    rows = (await conn.execute(_STAMPS)).all()
+                else:
+                    rows = (await conn.execute(_STAMPS_SINCE,
+                                               {"since": dt.datetime.fromisoformat(since)})
+                            ).all()
+                count = (await conn.execute(_COUNT)).scalar_one()
+            return rows, int(count), now
+
+        return await self._data_seen.update(fetch)
 
     async def _nodes(self, uuids: Sequence[str]) -> dict[str, dict[str, Any]]:
         if not uuids:

@@ -1,4 +1,5 @@
-"""fleet hardware: each inspection's component change events, and the webhook outbox
+"""fleet hardware: each inspection's component change events, the webhook outbox, and the
+introspections changed since a time found by index (the fleet index's stamps)
 
 Revision ID: 0010
 Revises: 0009
@@ -14,6 +15,7 @@ depends_on = None
 
 
 def upgrade() -> None:
+    op.create_index('di_introspections_updated_idx', 'di_introspections', ['updated_at'])
     op.create_table(
         'di_component_events',
         sa.Column('id', sa.Integer(), primary_key=True, autoincrement=True),
@@ -54,5 +56,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_index('di_introspections_updated_idx', 'di_introspections')
     op.drop_table('di_webhook_deliveries')
     op.drop_table('di_component_events')
