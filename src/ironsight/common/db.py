@@ -27,6 +27,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
+from ironsight.common import litefast
 from ironsight.common.exceptions import ConfigError, DatabaseUnavailable, StorageFull
 from ironsight.common.files import prepare_sqlite
 from ironsight.common.pgfast import FastPool
@@ -127,18 +128,21 @@ class SyncConn:
     For SQLite only: a statement there takes tens of microseconds, while a hop to a worker
     thread and back (what aiosqlite does) costs several times that (bench/RESULTS.md), so
     running it on the event loop's own thread is both faster and, with WAL and our own write
-    lock, short.
+    lock, short. Statements are run by litefast (SQLAlchemy's compilation, sqlite3's
+    execution), within the connection's SQLAlchemy transaction.
     """
 
-    __slots__ = ("_conn", "_stats")
+    __slots__ = ("_conn", "_statements", "_stats")
 
-    def __init__(self, conn: Connection, stats: DbStats) -> None:
+    def __init__(self, conn: Connection, stats: DbStats,
+                 statements: litefast.LiteStatements) -> None:
         self._conn = conn
         self._stats = stats
+        self._statements = statements
 
     async def execute(self, statement: Any, parameters: Any = None) -> Any:
         self._stats.statements += 1
-        return self._conn.execute(statement, parameters)
+        return litefast.execute(self._conn, self._statements, statement, parameters)
 
     @property
     def dialect(self) -> Any:
@@ -177,6 +181,8 @@ class Database:
             self.sync_engine = create_engine(aurl, pool_size=pool_size, max_overflow=pool_size,
                                              hide_parameters=True)
             self._setup_sqlite(self.sync_engine, busy_timeout_ms)
+            self._lite = litefast.LiteStatements(self.sync_engine.dialect,
+                                                 self.sync_engine._compiled_cache)
         else:
             # One asyncpg pool (see pgfast: the statements are SQLAlchemy's, their execution
             # is asyncpg's own). It opens connections as they are needed and keeps them, up
@@ -229,7 +235,7 @@ class Database:
             async with self._write_lock:
                 conn = self._sqlite_conn("_writer")
                 with _unavailable(), conn.begin():
-                    yield SyncConn(conn, self.stats)
+                    yield SyncConn(conn, self.stats, self._lite)
         else:
             with _unavailable():
                 async with self.fast.connection(transaction=True) as fconn:
@@ -258,7 +264,7 @@ class Database:
             conn = self._sqlite_conn("_reader")
             try:
                 with _unavailable():
-                    yield SyncConn(conn, self.stats)
+                    yield SyncConn(conn, self.stats, self._lite)
             finally:
                 # A connection that only read has no database transaction open, so nothing
                 # is held between reads; one that wrote by mistake must not keep the lock.
@@ -266,6 +272,8 @@ class Database:
                        else conn.connection.dbapi_connection)
                 if raw is not None and raw.in_transaction:
                     conn.rollback()
+                    if raw.in_transaction:  # begun by sqlite3 alone (litefast), not SQLAlchemy
+                        raw.rollback()
         else:
             with _unavailable():
                 async with self.fast.connection() as fconn:

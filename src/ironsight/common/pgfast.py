@@ -153,6 +153,15 @@ def _positional(compiled: Any, parameters: Any, extracted: Any, collected: Any
                 ) -> tuple[str, list[Any]]:
     """The SQL to send and its positional arguments, as SQLAlchemy renders them: bind
     processors (JSON serialised), Python-side column defaults, "expanding" IN lists."""
+    sql, args, _params = render(compiled, parameters, extracted, collected)
+    return sql, args
+
+
+def render(compiled: Any, parameters: Any, extracted: Any, collected: Any
+           ) -> tuple[str, list[Any], dict[str, Any]]:
+    """_positional's SQL and arguments, and the parameters they came from (with the Python
+    defaults filled in: SQLAlchemy's `compiled_parameters`, which its primary key getters
+    read)."""
     params = compiled.construct_params(parameters, escape_names=False,
                                        extracted_parameters=extracted,
                                        _collected_params=collected)
@@ -166,7 +175,7 @@ def _positional(compiled: Any, parameters: Any, extracted: Any, collected: Any
     else:
         sql, positions = compiled.string, compiled.positiontup
     return sql, [processors[key](params[key]) if key in processors else params[key]
-                 for key in positions]
+                 for key in positions], params
 
 
 def _rowcount(status: str) -> int:
