@@ -20,49 +20,34 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import secrets
-import shutil
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from ironsight.lab import firmware
 from ironsight.lab.lifecycle import power_on, running
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import wait_states
 from ironsight.lab.processes import log_tail
 from ironsight.lab.state import SHARED_EXTRA_MAC, Lab, LabOptions, default_vms
 
-REPO = Path(__file__).resolve().parents[2]
+from .labkit import ramdisk_dir, require_lab
+
 ON_MANIFEST, UNLISTED = "unknown-1", "unknown-2"
 DISCOVER_TIMEOUT = 240.0  # both VMs boot at once under TCG: ~20-60 s each
 INSPECT_TIMEOUT = 240.0
 
 
-def _ramdisk_dir() -> Path:
-    state = os.environ.get("IRONSIGHT_STATE_DIR")
-    return Path(state) / "ramdisk" if state else REPO / ".state" / "ramdisk-cache"
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root (network namespaces, taps)")
-    for program in ("qemu-system-x86_64", "qemu-img", "dnsmasq", "ipmitool", "nft"):
-        if shutil.which(program) is None:
-            pytest.skip(f"{program} is not installed (scripts/install-deps.sh)")
-    why = firmware.unavailable(firmware.BIOS)
-    if why:
-        pytest.skip(f"BIOS VMs cannot run here: {why}")
+    require_lab()
     options = LabOptions(
         state_dir=tmp_path_factory.mktemp("discovery-lab"), vms=default_vms(0, unknown=2),
         network=LabNetwork(namespace=f"isdisc-{secrets.token_hex(3)}"),
-        ramdisk_dir=_ramdisk_dir(), api_port=0, discoverd_port=0, bmc_same_ports=False)
+        ramdisk_dir=ramdisk_dir(), api_port=0, discoverd_port=0, bmc_same_ports=False)
     with running(options, log=print) as the_lab:
         yield the_lab
 

@@ -26,13 +26,9 @@ service's and lab daemon's logs are printed.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import secrets
-import shutil
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -41,26 +37,19 @@ from click.testing import CliRunner
 
 from ironsight.cli.lab import lab_group
 from ironsight.client.http import ApiClient
-from ironsight.lab import firmware
 from ironsight.lab.lifecycle import running
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import provision, wait_states
-from ironsight.lab.processes import log_tail
 from ironsight.lab.qemu import VmSpec, extra_disk_serial
 from ironsight.lab.state import Lab, LabOptions, LabVm
 
-REPO = Path(__file__).resolve().parents[2]
+from .labkit import diagnosed, ramdisk_dir, require_lab
+
 VM = "lab-1"
 BEFORE_MB, AFTER_MB = 320, 384
 DISKS_MB, AFTER_DISKS_MB = (64, 64), (64,)
 INSPECT_TIMEOUT = 180.0  # one VM: ~20-40 s under TCG
 VIRTIO_BLK = ("1af4:1001", "1af4:1042")  # transitional, modern
-
-
-def _ramdisk_dir() -> Path:
-    """The ramdisk cache shared with the other e2e tests (rebuilt only when inputs change)."""
-    state = os.environ.get("IRONSIGHT_STATE_DIR")
-    return Path(state) / "ramdisk" if state else REPO / ".state" / "ramdisk-cache"
 
 
 SPEC = VmSpec(name=VM, mac="52:54:00:1a:00:01", tap="tap1", cpus=1, memory_mb=BEFORE_MB,
@@ -69,40 +58,14 @@ SPEC = VmSpec(name=VM, mac="52:54:00:1a:00:01", tap="tap1", cpus=1, memory_mb=BE
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root (network namespaces, taps)")
-    for program in ("qemu-system-x86_64", "qemu-img", "dnsmasq", "ipmitool", "nft"):
-        if shutil.which(program) is None:
-            pytest.skip(f"{program} is not installed (scripts/install-deps.sh)")
-    why = firmware.unavailable(firmware.BIOS)
-    if why:
-        pytest.skip(f"BIOS VMs cannot run here: {why}")
+    require_lab()
     options = LabOptions(
         state_dir=tmp_path_factory.mktemp("hardware-lab"),
         vms=[LabVm(SPEC, "pxe_ipmitool", 6230)],
         network=LabNetwork(namespace=f"ishw-{secrets.token_hex(3)}"),
-        ramdisk_dir=_ramdisk_dir(), api_port=0, discoverd_port=0, bmc_same_ports=False)
+        ramdisk_dir=ramdisk_dir(), api_port=0, discoverd_port=0, bmc_same_ports=False)
     with running(options, log=print) as the_lab:
         yield the_lab
-
-
-@contextlib.contextmanager
-def diagnosed(lab: Lab) -> Iterator[None]:
-    """On any failure, print what explains it: the serial log, dnsmasq, the services."""
-    try:
-        yield
-    except BaseException:
-        print(f"\n===== serial log of {VM} (last 60 lines) =====")
-        print(log_tail(lab.files(VM).serial_log, 60))
-        print(f"----- QEMU output of {VM} -----")
-        print(log_tail(lab.files(VM).qemu_log, 10))
-        print("\n===== discoverd's PXE / dnsmasq lines =====")
-        print("\n".join(lab.pxe_lines()[-40:]))
-        print("\n===== service log (last 80 lines) =====")
-        print(log_tail(lab.serve_log, 80))
-        print("\n===== lab daemon log (last 20 lines) =====")
-        print(log_tail(lab.daemon_log, 20))
-        raise
 
 
 def _inspect(lab: Lab, client: ApiClient) -> dict[str, Any]:
@@ -133,7 +96,7 @@ def _events(lab: Lab, uuid: str) -> list[dict[str, Any]]:
 def changed(lab: Lab) -> dict[str, Any]:
     """Inspected, its hardware changed while off, inspected again: the node, and what the
     first inspection left (`first`)."""
-    with diagnosed(lab), lab.client() as client:
+    with diagnosed(lab, [VM], pxe_lines=40, daemon_lines=20), lab.client() as client:
         first = _inspect(lab, client)
         assert first["properties"]["memory_mb"] == BEFORE_MB, first["properties"]
         first_events = _events(lab, first["uuid"])
@@ -153,7 +116,7 @@ def test_the_first_inspection_has_nothing_to_compare_with(changed: dict[str, Any
 def test_the_vm_booted_with_its_new_hardware(lab: Lab, changed: dict[str, Any]) -> None:
     """What the agent found (the node's properties keep the first inspection's: discoverd
     fills missing ones only, `[processing] overwrite_existing`)."""
-    with diagnosed(lab), lab.client() as client:
+    with diagnosed(lab, [VM], pxe_lines=40, daemon_lines=20), lab.client() as client:
         inventory = client.get(f"/v1/nodes/{VM}/inventory")["inventory"]
     assert inventory["memory"]["physical_mb"] == AFTER_MB, inventory["memory"]
     assert [(d["name"], d["serial"]) for d in inventory["disks"]] == [
@@ -163,7 +126,7 @@ def test_the_vm_booted_with_its_new_hardware(lab: Lab, changed: dict[str, Any]) 
 
 def test_the_events_are_exactly_the_memory_and_the_disk_changed(
         lab: Lab, changed: dict[str, Any]) -> None:
-    with diagnosed(lab):
+    with diagnosed(lab, [VM], pxe_lines=40, daemon_lines=20):
         events = _events(lab, changed["uuid"])
         shown = [(e["component"], e["key"], e["change"], e["severity"], e["message"])
                  for e in events]
@@ -195,7 +158,7 @@ def test_the_events_are_exactly_the_memory_and_the_disk_changed(
 
 
 def test_the_nodes_history_says_the_hardware_changed(lab: Lab, changed: dict[str, Any]) -> None:
-    with diagnosed(lab), lab.client() as client:
+    with diagnosed(lab, [VM], pxe_lines=40, daemon_lines=20), lab.client() as client:
         history = client.get(f"/v1/nodes/{changed['uuid']}/history",
                              {"detail": "true"})["history"]
     entries = [e for e in history

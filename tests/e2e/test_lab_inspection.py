@@ -45,10 +45,8 @@ service's log are printed.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
-import os
 import secrets
 import shutil
 import subprocess
@@ -68,7 +66,6 @@ from ironsight.lab.lifecycle import running
 from ironsight.lab.lldp import CHASSIS_MAC, PORT_NAME, SYSTEM_NAME
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import provision, wait_states
-from ironsight.lab.processes import log_tail
 from ironsight.lab.qemu import VmSpec
 from ironsight.lab.state import (
     REDFISH_DRIVER,
@@ -82,7 +79,8 @@ from ironsight.lab.state import (
     default_vms,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+from .labkit import diagnosed, ramdisk_dir, require_lab
+
 INSPECT_TIMEOUT = 180.0  # per node, all at once; one inspection takes ~20-40 s under TCG
 DENY_WINDOW = 25.0  # iPXE sends 4-5 DHCPDISCOVERs in that time
 NORMAL = ("lab-1", "lab-2", "lab-3")
@@ -106,12 +104,6 @@ LLDP_CHASSIS = f"{{plugin_data[parsed_lldp][{NIC}][switch_chassis_id]}}"
 LAB_CLASS, LAB_TRAIT, LAB_CAPABILITY = "lab-tcg", "CUSTOM_LAB_SWITCH", "lab_switch_port"
 BIG_MB, BIG_TRAIT = 300, "CUSTOM_MEMORY_OVER_300"
 WRONG_PORT, WRONG_CLASS, WRONG_TRAIT = "tap99", "lab-wrong-port", "CUSTOM_WRONG_PORT"
-
-
-def _ramdisk_dir() -> Path:
-    """The ramdisk cache shared with the other e2e tests (rebuilt only when inputs change)."""
-    state = os.environ.get("IRONSIGHT_STATE_DIR")
-    return Path(state) / "ramdisk" if state else REPO / ".state" / "ramdisk-cache"
 
 
 def _lab_vms() -> list[LabVm]:
@@ -141,19 +133,11 @@ def _lab_vms() -> list[LabVm]:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    if os.geteuid() != 0:
-        pytest.skip("the lab needs root (network namespaces, taps)")
-    for program in ("qemu-system-x86_64", "qemu-img", "dnsmasq", "ipmitool", "nft"):
-        if shutil.which(program) is None:
-            pytest.skip(f"{program} is not installed (scripts/install-deps.sh)")
-    for kind in firmware.KINDS:
-        why = firmware.unavailable(kind)
-        if why:
-            pytest.skip(f"{kind} VMs cannot run here: {why}")
+    require_lab(firmware.KINDS)
     options = LabOptions(
         state_dir=tmp_path_factory.mktemp("lab"), vms=_lab_vms(),
         network=LabNetwork(namespace=f"islab-{secrets.token_hex(3)}"),
-        ramdisk_dir=_ramdisk_dir(), api_port=0, discoverd_port=0, bmc_same_ports=False,
+        ramdisk_dir=ramdisk_dir(), api_port=0, discoverd_port=0, bmc_same_ports=False,
         extra_conf={"introspection": {"max_callback_size": str(MAX_BODY),
                                       "max_logs_size": "0"},
                     # deadlines from 3 successful attempts on (the product's default: 5), and
@@ -218,26 +202,6 @@ def rules(lab: Lab) -> dict[str, dict[str, Any]]:
 def client(lab: Lab) -> Iterator[ApiClient]:
     with lab.client() as c:
         yield c
-
-
-@contextlib.contextmanager
-def diagnosed(lab: Lab, names: tuple[str, ...]) -> Iterator[None]:
-    """On any failure, print what explains it: serial logs, dnsmasq, the service."""
-    try:
-        yield
-    except BaseException:
-        for name in names:
-            print(f"\n===== serial log of {name} (last 60 lines) =====")
-            print(log_tail(lab.files(name).serial_log, 60))
-            print(f"----- QEMU output of {name} -----")
-            print(log_tail(lab.files(name).qemu_log, 10))
-        print("\n===== discoverd's PXE / dnsmasq lines =====")
-        print("\n".join(lab.pxe_lines()[-80:]))
-        print("\n===== service log (last 80 lines) =====")
-        print(log_tail(lab.serve_log, 80))
-        print("\n===== lab daemon log (last 40 lines) =====")
-        print(log_tail(lab.daemon_log, 40))
-        raise
 
 
 def _get(client: ApiClient, path: str) -> Any:

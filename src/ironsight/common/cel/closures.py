@@ -251,45 +251,36 @@ def membership_in(operand: Evaluator, values: list[Any], where: Location) -> Eva
     return binary(contained, operand, constant(values), where)
 
 
-def logical_and(left: Evaluator, right: Evaluator, where: Location) -> Evaluator:
-    """`&&`, commutative over errors: a false on either side wins over an error (or a
-    non-bool) on the other; otherwise the left error comes first."""
+def _logical(left: Evaluator, right: Evaluator, where: Location, winner: bool) -> Evaluator:
+    """`&&` (winner False) or `||` (winner True), commutative over errors: the winning value
+    on either side wins over an error (or a non-bool) on the other; otherwise the left error
+    comes first."""
+    name = "_||_" if winner else "_&&_"
+    loser = not winner
 
     def both(activation: Activation) -> Any:
         try:
             first = left(activation)
         except CelEvalError as exc:
-            return _absorb(exc, right, activation, False)
-        if first is False:
-            return False
-        if first is not True:
-            return _absorb(no_overload("_&&_", first).at(where), right, activation, False)
+            return _absorb(exc, right, activation, winner)
+        if first is winner:
+            return winner
+        if first is not loser:
+            return _absorb(no_overload(name, first).at(where), right, activation, winner)
         second = right(activation)
         if second is True or second is False:
             return second
-        raise no_overload("_&&_", first, second).at(where)
+        raise no_overload(name, first, second).at(where)
 
     return both
 
 
+def logical_and(left: Evaluator, right: Evaluator, where: Location) -> Evaluator:
+    return _logical(left, right, where, winner=False)
+
+
 def logical_or(left: Evaluator, right: Evaluator, where: Location) -> Evaluator:
-    """`||`, commutative over errors as `&&` is, with true the value that wins."""
-
-    def either(activation: Activation) -> Any:
-        try:
-            first = left(activation)
-        except CelEvalError as exc:
-            return _absorb(exc, right, activation, True)
-        if first is True:
-            return True
-        if first is not False:
-            return _absorb(no_overload("_||_", first).at(where), right, activation, True)
-        second = right(activation)
-        if second is True or second is False:
-            return second
-        raise no_overload("_||_", first, second).at(where)
-
-    return either
+    return _logical(left, right, where, winner=True)
 
 
 def logical_chain(operands: Sequence[Evaluator], winner: bool,

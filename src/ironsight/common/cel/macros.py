@@ -41,10 +41,14 @@ def _not_bool(macro: str, value: Any, where: Location) -> CelEvalError:
     return CelEvalError(f"the predicate of {macro}() gave {kind(value)}, not bool", *where)
 
 
-def all_of(target: Evaluator, name: str, predicate: Evaluator, where: Location) -> Evaluator:
-    """True when every predicate is true; a false one wins over errors elsewhere, as `&&`."""
+def _quantifier(target: Evaluator, name: str, predicate: Evaluator, where: Location,
+                macro: str, winner: bool) -> Evaluator:
+    """`all` (winner False) or `exists` (winner True): the winning value on any element
+    decides, whatever errors others raised (as `&&` and `||`); otherwise the first error, or
+    the other value."""
+    loser = not winner
 
-    def every(activation: Activation) -> bool:
+    def quantified(activation: Activation) -> bool:
         frame = dict(activation)
         error: CelEvalError | None = None
         for element in _elements(target, activation, where):
@@ -54,39 +58,25 @@ def all_of(target: Evaluator, name: str, predicate: Evaluator, where: Location) 
             except CelEvalError as exc:
                 error = error or exc
                 continue
-            if result is False:
-                return False
-            if result is not True:
-                error = error or _not_bool("all", result, where)
+            if result is winner:
+                return winner
+            if result is not loser:
+                error = error or _not_bool(macro, result, where)
         if error is not None:
             raise error
-        return True
+        return loser
 
-    return every
+    return quantified
+
+
+def all_of(target: Evaluator, name: str, predicate: Evaluator, where: Location) -> Evaluator:
+    """True when every predicate is true; a false one wins over errors elsewhere, as `&&`."""
+    return _quantifier(target, name, predicate, where, "all", winner=False)
 
 
 def exists(target: Evaluator, name: str, predicate: Evaluator, where: Location) -> Evaluator:
     """True when a predicate is true; a true one wins over errors elsewhere, as `||`."""
-
-    def any_of(activation: Activation) -> bool:
-        frame = dict(activation)
-        error: CelEvalError | None = None
-        for element in _elements(target, activation, where):
-            frame[name] = element
-            try:
-                result = predicate(frame)
-            except CelEvalError as exc:
-                error = error or exc
-                continue
-            if result is True:
-                return True
-            if result is not False:
-                error = error or _not_bool("exists", result, where)
-        if error is not None:
-            raise error
-        return False
-
-    return any_of
+    return _quantifier(target, name, predicate, where, "exists", winner=True)
 
 
 def exists_one(target: Evaluator, name: str, predicate: Evaluator,

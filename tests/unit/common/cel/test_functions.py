@@ -4,28 +4,9 @@ counts fail at compile time."""
 
 from __future__ import annotations
 
-from typing import Any
+from ironsight.common.cel import compile
 
-import pytest
-
-from ironsight.common.cel import CelCompileError, CelEvalError, compile
-
-
-def value(source: str, **activation: Any) -> Any:
-    return compile(source).evaluate(activation)
-
-
-def failure(source: str, **activation: Any) -> CelEvalError:
-    with pytest.raises(CelEvalError) as caught:
-        compile(source).evaluate(activation)
-    return caught.value
-
-
-def compile_error(source: str) -> CelCompileError:
-    with pytest.raises(CelCompileError) as caught:
-        compile(source)
-    return caught.value
-
+from .helpers import compile_error, failure, value
 
 # --- size ------------------------------------------------------------------------------------
 

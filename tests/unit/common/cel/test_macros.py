@@ -7,17 +7,9 @@ from typing import Any
 
 import pytest
 
-from ironsight.common.cel import CelCompileError, CelEvalError, compile
+from ironsight.common.cel import CelCompileError, compile
 
-
-def value(source: str, **activation: Any) -> Any:
-    return compile(source).evaluate(activation)
-
-
-def failure(source: str, **activation: Any) -> CelEvalError:
-    with pytest.raises(CelEvalError) as caught:
-        compile(source).evaluate(activation)
-    return caught.value
+from .helpers import failure, value
 
 
 def test_all_is_true_when_every_predicate_is_true() -> None:

@@ -3,24 +3,16 @@ equality, ordering, 64-bit integer arithmetic, membership, indexing and field se
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from ironsight.common.cel import CelEvalError, compile
+from ironsight.common.cel import compile
+
+from .helpers import failure, value
 
 INT_MAX = 2**63 - 1
 INT_MIN = -(2**63)
 
 
-def value(source: str, **activation: Any) -> Any:
-    return compile(source).evaluate(activation)
-
-
-def failure(source: str, **activation: Any) -> CelEvalError:
-    with pytest.raises(CelEvalError) as caught:
-        compile(source).evaluate(activation)
-    return caught.value
 
 
 # --- && and || ---------------------------------------------------------------------------

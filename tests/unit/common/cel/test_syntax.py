@@ -7,16 +7,7 @@ import pytest
 
 from ironsight.common.cel import CelCompileError, CelError, CelSyntaxError, compile
 
-
-def value(source: str) -> object:
-    return compile(source).evaluate({})
-
-
-def syntax_error(source: str) -> CelSyntaxError:
-    with pytest.raises(CelSyntaxError) as caught:
-        compile(source)
-    return caught.value
-
+from .helpers import syntax_error, value
 
 # --- located syntax errors -------------------------------------------------------------------
 

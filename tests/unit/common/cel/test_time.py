@@ -5,23 +5,16 @@ from __future__ import annotations
 
 import datetime as dt
 import zoneinfo
-from typing import Any
 
 import pytest
 
-from ironsight.common.cel import CelCompileError, CelEvalError, compile
+from ironsight.common.cel import CelCompileError, compile
+
+from .helpers import failure, value
 
 UTC = dt.UTC
 
 
-def value(source: str, **activation: Any) -> Any:
-    return compile(source).evaluate(activation)
-
-
-def failure(source: str, **activation: Any) -> CelEvalError:
-    with pytest.raises(CelEvalError) as caught:
-        compile(source).evaluate(activation)
-    return caught.value
 
 
 def test_timestamp_parses_rfc3339_into_utc() -> None:
