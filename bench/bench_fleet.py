@@ -2,13 +2,14 @@
 
 Starts `ironsight serve` (both services, one process, auto-discovery on so that one report per
 machine creates its node and stores its inventory: fleetgen.py's machines, four models,
-memory, GPUs, NICs with LLDP, disks, DIMMs), sets the traits of one node in three, then
-asks each reference query `--runs` times through `POST /v1/fleet/query` (every page, 1,000
-nodes a page; each run with a comment of its own, so that every run evaluates the expression
-over the whole fleet instead of reusing the previous run's answer) and checks that the answer is exactly the set computed from the generator's
-facts. Timed: each query's latency (all its pages); the first query of all separately (it
-builds the index: every node's document); then the export of the whole fleet in each format
-(`GET /v1/fleet/export`, streamed; every node checked to be in the NDJSON ones).
+memory, GPUs, NICs with LLDP, disks, DIMMs), sets the traits of one node in three, then asks
+each reference query `--runs` times through `POST /v1/fleet/query` (every page, 1,000 nodes a
+page; each run with a comment of its own, so that every run evaluates the expression over the
+whole fleet instead of reusing the previous run's answer) and checks that the answer is
+exactly the set computed from the generator's facts. Timed: each query's latency (all its
+pages); the first query of all separately (it builds the index: every node's document); the
+drift of the whole fleet; then its export in each format (`GET /v1/fleet/export`, streamed;
+every node checked to be in the NDJSON ones).
 
     .venv/bin/python bench/bench_fleet.py [--nodes 10000] [--runs 20] [--db-url URL]
         [--state DIR]   # keep the filled fleet there, and use it again next time

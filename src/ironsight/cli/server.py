@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import ipaddress
 import logging
 import os
 import signal
+import socket
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import click
 
@@ -19,6 +22,9 @@ from ironsight.common import logs
 from ironsight.common.auth.strategy import check_listeners
 from ironsight.common.exceptions import ConfigError, DatabaseUnavailable
 from ironsight.common.files import private_dir
+
+if TYPE_CHECKING:
+    from ironsight.common.asgi_call import AsgiCall
 
 LOG = logging.getLogger(__name__)
 
@@ -130,6 +136,101 @@ def addresses(option: str) -> list[str]:
     return [item.strip().strip("[]") for item in option.split(",") if item.strip()]
 
 
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _resolve(host: str, port: int, passive: bool = False) -> list[Address]:
+    """The addresses `host` (a literal or a name) stands for, in resolver order: what
+    asyncio binds (`passive`, for a listener) or connects to (for a client)."""
+    literal = host.strip("[]")
+    if not literal:  # a listener: asyncio binds every address of both families
+        return [ipaddress.ip_address("0.0.0.0"), ipaddress.ip_address("::")] if passive else []
+    with contextlib.suppress(ValueError):
+        return [ipaddress.ip_address(literal)]
+    try:
+        found = socket.getaddrinfo(literal, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE if passive else 0)
+    except OSError:
+        return []
+    addresses: list[Address] = []
+    for *_, sockaddr in found:
+        with contextlib.suppress(ValueError):
+            address = ipaddress.ip_address(str(sockaddr[0]).split("%")[0])
+            if address not in addresses:
+                addresses.append(address)
+    return addresses
+
+
+def _is_own(address: Address) -> bool:
+    """Whether `address` is one of this machine's (a socket can be bound to it)."""
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.bind((str(address), 0))
+    except OSError:
+        return False
+    return True
+
+
+def _accepts(bound: list[Address], address: Address) -> bool:
+    """Whether a listener bound to `bound` takes a connection to `address` (asyncio binds
+    `::` IPv6 only: an IPv4 connection never reaches it)."""
+    return any(address == item or (item.is_unspecified and item.version == address.version
+                                   and _is_own(address)) for item in bound)
+
+
+def _source(address: Address) -> str:
+    """The address a connection to `address` comes from, as the kernel picks it (127.0.0.1
+    for any loopback address): what the listener's application sees as its client."""
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as sock:  # connect() sends nothing
+        sock.connect((str(address), 9))
+        return str(sock.getsockname()[0])
+
+
+def loopback_client(url: str, host: str, port: int, tls: bool
+                    ) -> tuple[tuple[str, int], tuple[str, int]] | None:
+    """When `url` reaches this process's own listener (plain HTTP on `host`:`port`): the
+    (server, client) addresses of such a connection, as that listener's application would
+    see them. None when the URL may reach anything else: HTTPS (the listener's or the
+    URL's), another port, credentials in the URL, a name any of whose addresses another
+    listener may hold."""
+    parts = urlsplit(url)
+    try:
+        url_port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    if tls or parts.scheme != "http" or url_port != port or parts.username is not None:
+        return None
+    targets = _resolve(parts.hostname or "", port)
+    bound = _resolve(host, port, passive=True)
+    if not targets or not all(_accepts(bound, target) for target in targets):
+        return None
+    return (str(targets[0]), port), (_source(targets[0]), 0)
+
+
+def baremetal_in_process(conf: configmod.Config, baremetal: Any) -> AsgiCall | None:
+    """How discoverd reaches the bare-metal API when both services run in this process: an
+    `AsgiCall` of the bare-metal application itself when `[introspection] ironic_url` names
+    its listener of this very process (no HTTP, the same requests and answers:
+    discoverd/ironic.py), else None (over HTTP, as a separate discoverd does)."""
+    from ironsight.common.asgi_call import AsgiCall
+
+    url, api = conf.introspection.ironic_url, conf.api
+    if baremetal is None:
+        LOG.info("discoverd calls the bare-metal API over HTTP at %s", url)
+        return None
+    ends = loopback_client(url, api.host, api.port, bool(api.cert_file))
+    if ends is None:
+        LOG.info("discoverd calls the bare-metal API over HTTP at %s (not this process's "
+                 "plain-HTTP bare-metal listener)", url)
+        return None
+    LOG.info("discoverd calls the bare-metal API in-process (%s is this process's bare-metal "
+             "listener; requests seen from %s)", url, ends[1][0])
+    return AsgiCall(baremetal.app, server=ends[0], client=ends[1],
+                    access_log=conf.DEFAULT.debug)
+
+
 def _settle_heap() -> None:
     """Move what start-up made (modules, tables, compiled statements: ~150,000 objects)
     out of the collector's reach: they live as long as the process, yet every full
@@ -148,7 +249,7 @@ async def _serve(conf: configmod.Config, only: str | None) -> None:
     if only == "discoverd" or (only is None and conf.introspection.enabled):
         from ironsight.discoverd.service import DiscoverdService
 
-        di = DiscoverdService(conf)
+        di = DiscoverdService(conf, baremetal_in_process(conf, bm))
     served = listeners(conf, only, bm, di)
     services = [svc for svc in (bm, di) if svc is not None]
     servers = [(_uvicorn(item, conf.DEFAULT.debug), item) for item in served]

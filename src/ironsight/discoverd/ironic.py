@@ -5,6 +5,12 @@ introspection) and aiohttp costs ~0.3 ms of CPU per call against httpx's ~1.4 ms
 bench/RESULTS.md). Calls that hit a locked node (409) or a full conductor (503) are retried
 a bounded number of times, backing off: the bare-metal conductor holds node locks briefly
 during its own actions, and refuses work rather than queueing it without end.
+
+When `ironsight serve` runs both services in one process and `ironic_url` names its own
+bare-metal listener, the calls go to the bare-metal application in-process instead
+(`local`, an `AsgiCall` given by cli/server.py): the same requests, headers included, through
+the same application and middleware, with the same answers and retries; no socket, no
+HTTP client, no HTTP server (bench/RESULTS.md, issue 31 item 7).
 """
 
 from __future__ import annotations
@@ -15,12 +21,14 @@ import logging
 import ssl
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
-from urllib.parse import quote
+from urllib.parse import quote, urlencode, urlsplit
 
 import aiohttp
+from aiohttp.http import SERVER_SOFTWARE
 
 from ironsight.common.api.errors import error_message
 from ironsight.common.api.pagination import next_query
+from ironsight.common.asgi_call import AsgiCall, IncompleteAnswer
 from ironsight.common.auth.credentials import Credentials
 from ironsight.common.auth.service_token import TokenUnavailable, service_token
 from ironsight.common.config import Config
@@ -31,6 +39,9 @@ API_VERSION = "1.115"
 # Answers worth asking again: a busy conductor (503), and a load balancer in front of the
 # replicas whose chosen one just died or restarts (502, 504).
 RETRIED = (502, 503, 504)
+# What yarl (aiohttp's URLs) leaves as it is in a path and in a query value
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+_QUERY_SAFE = "/?:@!$'()*,;-._~"
 
 
 class IronicError(IronsightError):
@@ -77,7 +88,9 @@ def _locked(status: int, body: bytes) -> bool:
 
 
 class Ironic:
-    def __init__(self, conf: Config) -> None:
+    def __init__(self, conf: Config, local: AsgiCall | None = None) -> None:
+        """`local`: the bare-metal application of this very process, which `ironic_url`
+        names; its calls then skip HTTP (the caller decides: cli/server.py)."""
         section = conf.introspection
         self.base = section.ironic_url.rstrip("/")
         self.headers = {"X-OpenStack-Ironic-API-Version": API_VERSION,
@@ -92,6 +105,14 @@ class Ironic:
         self.unreachable_for = section.ironic_unreachable_timeout
         self.timeout = aiohttp.ClientTimeout(total=section.ironic_timeout)
         self._session: aiohttp.ClientSession | None = None
+        self.local = local
+        if local is not None:
+            url = urlsplit(self.base)
+            self._prefix = url.path  # of a base URL with a path: kept, as over HTTP
+            # what aiohttp sends with every request, in its order (Content-Length: AsgiCall)
+            self._local_headers = [("Host", url.netloc), *self.headers.items(),
+                                   ("Accept", "*/*"), ("Accept-Encoding", "gzip, deflate"),
+                                   ("User-Agent", SERVER_SOFTWARE)]
 
     def _http(self) -> aiohttp.ClientSession:
         # Created lazily: a session belongs to the running event loop.
@@ -124,10 +145,15 @@ class Ironic:
             attempt += 1
             try:
                 headers = await self.tokens.headers() if self.tokens is not None else None
-                async with self._http().request(method, url, data=data, params=params,
-                                                headers=headers) as resp:
-                    status, payload = resp.status, await resp.read()
-            except (aiohttp.ClientError, TimeoutError, TokenUnavailable) as exc:
+                if self.local is not None:
+                    status, payload = await self._in_process(method, path, data, params,
+                                                             headers)
+                else:
+                    async with self._http().request(method, url, data=data, params=params,
+                                                    headers=headers) as resp:
+                        status, payload = resp.status, await resp.read()
+            except (aiohttp.ClientError, TimeoutError, TokenUnavailable,
+                    IncompleteAnswer) as exc:
                 # Keystone down (no token) is waited out as the API's own restart would be
                 why = f"{exc or type(exc).__name__}"
                 now = loop.time()
@@ -154,6 +180,22 @@ class Ironic:
             if status >= 400:
                 raise IronicError(_message(status, payload), code=status)
             return json.loads(payload) if payload else None
+
+    async def _in_process(self, method: str, path: str, data: str | None,
+                          params: dict[str, str] | None, headers: Mapping[str, str] | None
+                          ) -> tuple[int, bytes]:
+        """The request aiohttp would send (path and query encoded alike, the session's and
+        the call's headers, the body), answered by the bare-metal application itself."""
+        assert self.local is not None
+        sent = self._local_headers
+        if headers:  # a Keystone token: replaces a configured one, as aiohttp's merge does
+            names = {name.lower() for name in headers}
+            sent = [*((k, v) for k, v in sent if k.lower() not in names), *headers.items()]
+        answer = await self.local.request(
+            method, quote(self._prefix + path, safe=_PATH_SAFE),
+            query=urlencode(params, safe=_QUERY_SAFE) if params else "", headers=sent,
+            body=None if data is None else data.encode(), timeout=self.timeout.total)
+        return answer.status, answer.body
 
     def _backoff(self, attempt: int) -> float:
         """Doubling up to 2 s: short waits for short locks, patience for long ones."""

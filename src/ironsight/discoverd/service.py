@@ -10,6 +10,7 @@ import logging
 
 from starlette.applications import Starlette
 
+from ironsight.common.asgi_call import AsgiCall
 from ironsight.common.config import Config
 from ironsight.common.db import Database, run_migrations
 from ironsight.common.ratelimit import ramdisk_limiter
@@ -42,14 +43,16 @@ def upgrade_database(conf: Config) -> None:
 
 
 class DiscoverdService:
-    def __init__(self, conf: Config) -> None:
+    def __init__(self, conf: Config, baremetal: AsgiCall | None = None) -> None:
+        """`baremetal`: the bare-metal application of this process, called in-process
+        (cli/server.py decides); None: the bare-metal API over HTTP at `ironic_url`."""
         self.conf = conf
         self.db = Database(conf.discoverd_database_url, pool_size=conf.database.pool_size,
                            busy_timeout_ms=conf.database.sqlite_busy_timeout)
         self.cache = NodeCache(self.db, keep=conf.processing.data_history,
                                timeline_keep=conf.introspection.timeline_history)
         self.members = Members(self.db, self.cache.owner, conf.introspection.heartbeat_timeout)
-        self.ironic = Ironic(conf)
+        self.ironic = Ironic(conf, baremetal)
         self.workers = WorkerPool(conf.introspection.workers_pool_size)
         self.ramdisk_limiter = ramdisk_limiter(conf)
         self.pxe = (PxeService.for_discoverd(conf, self.cache, self.ironic,
