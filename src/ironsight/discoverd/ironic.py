@@ -234,7 +234,7 @@ class Ironic:
 
     async def node_stamps(self, since: str | None = None) -> dict[str, Any]:
         """Every node's UUID and when it last changed, or those changed since `since`; how
-        many nodes there are; the newest change (one answer, ironsight only)."""
+        many nodes there are; the bare-metal clock when it read them (ironsight only)."""
         return dict(await self.call("GET", "/v1/fleet/stamps",
                                     params={"since": since} if since else None))
 

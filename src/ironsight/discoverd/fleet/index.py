@@ -1,16 +1,16 @@
 """Every node's document (fleet/document.py), kept in memory and brought up to date before
 each fleet query, so that a query over 10,000 nodes evaluates and never parses.
 
-Up to date by stamps, not by time: the bare-metal service's `updated_at` of every node (one
-small answer, `GET /v1/fleet/stamps`: it also tells which nodes were deleted) and this
-service's introspection row of every node (`run`, `finished_at`, `state`: a new report or a
-reapply changes them). Only the nodes whose stamp changed are fetched again: their API
-fields (one by one when few, the detail listing when many) and their latest processed data
-(one statement per batch).
+Up to date by stamps, not by time: when each node last changed on the bare-metal side
+(`GET /v1/fleet/stamps?since=`: only the nodes changed since the previous answer, by index,
+and how many there are, which tells of deletions) and when each introspection last changed
+here (a start, a report, a state, a reapply). Only the nodes whose stamp changed are fetched
+again: their API fields (one by one when few, the detail listing when many) and their latest
+processed data (one statement per batch).
 
-Identical subtrees are shared between documents (`_Interner`): a fleet is made of a few
-models, and their CPU flags, PCI device lists and firmware blocks repeat node after node.
-Documents are never modified after they are built, which makes the sharing safe.
+Repeated values are shared between documents (`_Interner`): a fleet is made of a few models,
+and their CPU flags, PCI devices and strings repeat node after node. Documents are never
+modified after they are built, which makes the sharing safe.
 """
 
 from __future__ import annotations
