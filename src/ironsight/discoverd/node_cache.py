@@ -234,6 +234,9 @@ _GET_RUN_DATA = select(data.c.data).where(data.c.uuid == bindparam("uuid"),
 _LAST_PROCESSED = (select(data.c.run, data.c.data)
                    .where(data.c.uuid == bindparam("uuid"), data.c.processed.is_(True))
                    .order_by(data.c.run.desc()).limit(bindparam("count")))
+_PROCESSED_RUNS = (select(data.c.run)
+                   .where(data.c.uuid == bindparam("uuid"), data.c.processed.is_(True))
+                   .order_by(data.c.run.desc()).limit(bindparam("count")))
 _HISTORY = (select(data.c.run, data.c.processed, data.c.started_at, data.c.stored_at)
             .where(data.c.uuid == bindparam("uuid")).order_by(data.c.run.desc()))
 _TOKEN_HASH = select(introspections.c.callback_token_hash).where(
@@ -596,6 +599,13 @@ class NodeCache:
             kind = "processed" if processed else "unprocessed"
             raise NotFound(f"No {kind} introspection data stored for node {uuid}")
         return row[0]
+
+    async def processed_runs(self, uuid: str, count: int) -> list[int]:
+        """The newest `count` runs with processed data stored, newest first (their data is
+        not read: a first inspection has nothing to compare with)."""
+        async with self.db.read() as conn:
+            return [int(run) for run in (await conn.execute(
+                _PROCESSED_RUNS, {"uuid": uuid, "count": count})).scalars()]
 
     async def last_processed(self, uuid: str, count: int) -> list[tuple[int, Any]]:
         """The processed data of the node's newest `count` stored runs: (run, data), newest

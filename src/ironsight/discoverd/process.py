@@ -346,10 +346,9 @@ class Processor:
         """The components added, removed or changed since the node's previous stored run
         (none on a first inspection): kept with their run (a reapply replaces them), and
         told in the node's history, worst severity first, when there are any."""
-        runs = await self.cache.last_processed(uuid, 2)
-        if len(runs) < 2:
-            return
-        (run, after), (_, before) = runs
+        if len(await self.cache.processed_runs(uuid, 2)) < 2:
+            return  # on the hot path of every first inspection: no data decoded
+        (run, after), (_, before) = await self.cache.last_processed(uuid, 2)
         events = components.events(before, after)
         if not events and not await self.component_events.has_run(uuid, run):
             return

@@ -41,7 +41,7 @@ def build(node: Mapping[str, Any], data: Mapping[str, Any] | None,
         doc.update(inventory={}, plugin_data={}, hardware={}, inspected=False,
                    inspected_at=None)
         return doc
-    inventory = dict(_map(data.get("inventory")))
+    inventory = dict(mapping(data.get("inventory")))
     for section in COLLECTORS:
         if section not in inventory and section in data:
             inventory[section] = data[section]
@@ -60,11 +60,13 @@ def _rfc3339(when: dt.datetime | None) -> str | None:
     return when.isoformat()
 
 
-def _map(value: Any) -> Mapping[str, Any]:
+def mapping(value: Any) -> Mapping[str, Any]:
+    """`value` if it is a map, else an empty one: reports are read, never trusted."""
     return value if isinstance(value, Mapping) else {}
 
 
-def _list(value: Any) -> list[Mapping[str, Any]]:
+def records(value: Any) -> list[Mapping[str, Any]]:
+    """The maps of `value` if it is a list, else none."""
     return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
@@ -81,13 +83,13 @@ def _int(value: Any) -> int | None:
 
 def hardware(inventory: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
     """The derived conveniences (documented in docs/fleet.md, field by field)."""
-    memory_mb = _int(_map(inventory.get("memory")).get("physical_mb"))
-    cpu = _map(inventory.get("cpu"))
-    vendor = _map(inventory.get("system_vendor"))
-    firmware = _map(vendor.get("firmware"))
-    disks = [_disk(d) for d in _list(inventory.get("disks"))]
+    memory_mb = _int(mapping(inventory.get("memory")).get("physical_mb"))
+    cpu = mapping(inventory.get("cpu"))
+    vendor = mapping(inventory.get("system_vendor"))
+    firmware = mapping(vendor.get("firmware"))
+    disks = [_disk(d) for d in records(inventory.get("disks"))]
     nics = _nics(inventory, data)
-    gpus = [_gpu(d) for d in _list(inventory.get("pci_devices")) if _is_gpu(d)]
+    gpus = [_gpu(d) for d in records(inventory.get("pci_devices")) if _is_gpu(d)]
     speeds = sorted({n["speed_mbps"] for n in nics if n["speed_mbps"]})
     return {
         "memory_mb": memory_mb,
@@ -135,11 +137,11 @@ def _gpu(device: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _nics(inventory: Mapping[str, Any], data: Mapping[str, Any]) -> list[dict[str, Any]]:
-    parsed = _map(data.get("parsed_lldp"))
+    parsed = mapping(data.get("parsed_lldp"))
     nics = []
-    for nic in _list(inventory.get("interfaces")):
+    for nic in records(inventory.get("interfaces")):
         name = str(nic.get("name") or "")
-        neighbour = _map(parsed.get(name)) or _lldp(data, nic)
+        neighbour = mapping(parsed.get(name)) or _lldp(data, nic)
         nics.append({"name": name, "mac": str(nic.get("mac_address") or "").lower(),
                      "speed_mbps": _int(nic.get("speed_mbps")) or 0,
                      "vendor": nic.get("vendor") or "", "product": nic.get("product") or "",
@@ -158,8 +160,8 @@ def _lldp(data: Mapping[str, Any], nic: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _dimm_count(inventory: Mapping[str, Any]) -> int | None:
-    devices = _map(_map(inventory.get("dmi")).get("memory")).get("devices")
+    devices = mapping(mapping(inventory.get("dmi")).get("memory")).get("devices")
     if not isinstance(devices, list):
         return None
-    return sum(1 for d in _list(devices)
+    return sum(1 for d in records(devices)
                if str(d.get("Size") or "") and str(d.get("Size")).lower() != EMPTY_DIMM)

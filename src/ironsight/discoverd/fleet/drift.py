@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ironsight.discoverd.fleet.document import mapping, records
+
 MIN_GROUP = 3
 
 
@@ -48,20 +50,12 @@ class Group:
                 "drifted": self.drifted, "no_majority": self.no_majority}
 
 
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _records(value: Any) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
-
-
 def features(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The compared properties of one node's document (fleet/document.py)."""
-    hw = _map(doc.get("hardware"))
-    inventory = _map(doc.get("inventory"))
-    dimms = _records(_map(_map(inventory.get("dmi")).get("memory")).get("devices"))
-    pci = _records(inventory.get("pci_devices"))
+    hw = mapping(doc.get("hardware"))
+    inventory = mapping(doc.get("inventory"))
+    dimms = records(mapping(mapping(inventory.get("dmi")).get("memory")).get("devices"))
+    pci = records(inventory.get("pci_devices"))
     return {
         "cpu": f"{hw.get('cpu_model')} x{hw.get('cpu_count')}",
         "memory_mb": hw.get("memory_mb"),
@@ -69,9 +63,9 @@ def features(doc: Mapping[str, Any]) -> dict[str, Any]:
                         for d in dimms
                         if d.get("Size") and str(d["Size"]).lower() != "no module installed"),
         "disks": sorted(f"{d.get('model') or '?'} {d.get('size_gb')} GB"
-                        for d in _records(hw.get("disks"))),
+                        for d in records(hw.get("disks"))),
         "nics": sorted(f"{n.get('vendor') or '?'}:{n.get('product') or '?'}"
-                       for n in _records(hw.get("nics"))),
+                       for n in records(hw.get("nics"))),
         "pci_devices": sorted(f"{d.get('bus') or d.get('address') or '?'} "
                               f"{d.get('vendor_id')}:{d.get('product_id')}" for d in pci),
         "bios_version": hw.get("bios_version"),
@@ -119,7 +113,7 @@ def drift(docs: Iterable[Mapping[str, Any]], *, vendor: str | None = None,
     """Every model's group with at least MIN_GROUP inspected nodes, largest first."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for doc in docs:
-        hw = _map(doc.get("hardware"))
+        hw = mapping(doc.get("hardware"))
         if not doc.get("inspected") or not hw.get("vendor") or not hw.get("product"):
             continue
         key = (str(hw["vendor"]), str(hw["product"]))

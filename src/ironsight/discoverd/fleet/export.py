@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ironsight.discoverd import components
+from ironsight.discoverd.fleet.document import mapping, records
 
 FORMATS = ("ndjson", "csv", "components", "netbox")
 MEDIA_TYPES = {"ndjson": "application/x-ndjson", "csv": "text/csv; charset=utf-8",
@@ -39,19 +40,11 @@ NETBOX_STATUS = {"active": "active", "deploying": "staged", "wait call-back": "s
                  "inspect failed": "failed", "clean failed": "failed", "error": "failed"}
 
 
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _records(value: Any) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
-
-
 def row(doc: Mapping[str, Any]) -> dict[str, Any]:
     """One node's flattened columns (COLUMNS, in order)."""
-    hw = _map(doc.get("hardware"))
-    nics = _records(hw.get("nics"))
-    disks = _records(hw.get("disks"))
+    hw = mapping(doc.get("hardware"))
+    nics = records(hw.get("nics"))
+    disks = records(hw.get("disks"))
     return {
         "uuid": doc.get("uuid"), "name": doc.get("name"),
         "provision_state": doc.get("provision_state"), "power_state": doc.get("power_state"),
@@ -68,14 +61,14 @@ def row(doc: Mapping[str, Any]) -> dict[str, Any]:
         "nic_speeds_mbps": list(hw.get("nic_speeds_mbps") or []),
         "switches": list(hw.get("switches") or []), "gpu_count": hw.get("gpu_count"),
         "gpu_ids": [f"{g.get('vendor_id')}:{g.get('product_id')}"
-                    for g in _records(hw.get("gpus"))],
+                    for g in records(hw.get("gpus"))],
         "inspected_at": doc.get("inspected_at"),
     }
 
 
 def _data(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The stored data a document was built from, as components.py reads it."""
-    return {**_map(doc.get("plugin_data")), "inventory": _map(doc.get("inventory"))}
+    return {**mapping(doc.get("plugin_data")), "inventory": mapping(doc.get("inventory"))}
 
 
 def _dumps(value: Any) -> str:
@@ -133,13 +126,13 @@ def component_rows(docs: Iterable[Mapping[str, Any]]) -> Iterator[str]:
 
 
 def netbox_device(doc: Mapping[str, Any]) -> dict[str, Any]:
-    hw = _map(doc.get("hardware"))
-    inventory = _map(doc.get("inventory"))
+    hw = mapping(doc.get("hardware"))
+    inventory = mapping(doc.get("inventory"))
     items = [{"name": d.get("name"), "manufacturer": d.get("vendor") or None,
               "part_id": d.get("model"), "serial": d.get("serial") or None,
               "description": f"disk, {d.get('size_gb')} GB", "role": "disk"}
-             for d in _records(hw.get("disks"))]
-    dimms = _records(_map(_map(inventory.get("dmi")).get("memory")).get("devices"))
+             for d in records(hw.get("disks"))]
+    dimms = records(mapping(mapping(inventory.get("dmi")).get("memory")).get("devices"))
     items += [{"name": " ".join(str(d[k]) for k in ("Bank Locator", "Locator") if d.get(k)),
                "manufacturer": d.get("Manufacturer"), "part_id": d.get("Part Number"),
                "serial": d.get("Serial Number"), "description": f"DIMM, {d.get('Size')}",
@@ -147,7 +140,7 @@ def netbox_device(doc: Mapping[str, Any]) -> dict[str, Any]:
               for d in dimms if d.get("Size") and str(d["Size"]).lower() != "no module installed"]
     items += [{"name": g.get("address"), "manufacturer": g.get("vendor_id"),
                "part_id": g.get("product_id"), "serial": None, "description": "GPU",
-               "role": "gpu"} for g in _records(hw.get("gpus"))]
+               "role": "gpu"} for g in records(hw.get("gpus"))]
     return {
         "name": doc.get("name") or doc.get("uuid"),
         "serial": hw.get("serial"),
@@ -165,7 +158,7 @@ def netbox_device(doc: Mapping[str, Any]) -> dict[str, Any]:
                         "speed": (n.get("speed_mbps") or 0) * 1000 or None,
                         "description": (f"{n.get('switch')} {n.get('switch_port')}".strip()
                                         or None)}
-                       for n in _records(hw.get("nics"))],
+                       for n in records(hw.get("nics"))],
         "inventory_items": items,
     }
 
@@ -177,7 +170,7 @@ def netbox(docs: Iterable[Mapping[str, Any]]) -> Iterator[str]:
         unkeyed: list[Any] = []
         seen: set[str] = set()
         for doc in docs:
-            serial = str(_map(doc.get("hardware")).get("serial") or "")
+            serial = str(mapping(doc.get("hardware")).get("serial") or "")
             if not serial or serial in seen:  # a key names one device
                 unkeyed.append(doc.get("uuid"))
                 continue
