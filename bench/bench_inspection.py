@@ -111,6 +111,7 @@ async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
     if pg is not None:
         pg.reset()
     cpu0, _ = cpu_rss(pids)
+    each0 = [proc_stat(pid)[0] for pid in pids]
     t0 = time.perf_counter()
     uuids = await enroll(bm_port, nodes, "fake", t0, marks,
                          lambda port, uuids: wait_manageable(port, uuids, 60))
@@ -123,7 +124,9 @@ async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
     await asyncio.to_thread(wait_manageable, bm_port, uuids, 120)
     total = time.perf_counter() - t0
     cpu1, rss = cpu_rss(pids)
-    sql = {k: v - sql0[k] for k, v in (db_counts(bm_port, di_port) if counted else {}).items()}
+    each = [proc_stat(pid)[0] - c for pid, c in zip(pids, each0, strict=True)]
+    now = db_counts(bm_port, di_port) if counted else {}
+    sql = {k: v - sql0.get(k, 0) for k, v in now.items()}
     if pg is not None:
         for service in ("bm", "di"):
             for kind, n in pg.counts(f"ironsight_bench_{service}").items():
@@ -136,7 +139,8 @@ async def bench(bm_port: int, di_port: int, pids: list[int], nodes: int,
         finally:
             conn.close()
     return {"total": total, **marks, "cb_p50": res.pct(0.5), "cb_p95": res.pct(0.95),
-            "cpu": cpu1 - cpu0, "rss": rss, **sql}
+            "cpu": cpu1 - cpu0, "rss": rss, **sql,
+            **({"cpu_bm": each[0], "cpu_di": each[1]} if len(each) == 2 else {})}
 
 
 def db_counts(bm_port: int, di_port: int) -> dict[str, float]:
@@ -151,6 +155,12 @@ def db_counts(bm_port: int, di_port: int) -> dict[str, float]:
         for family in text_string_to_metric_families(resp.text):
             if family.name in ("ironsight_db_statements", "ironsight_db_writes"):
                 counts[f"{service}_{family.name.split('_')[-1]}"] = family.samples[0].value
+            elif family.name == "ironsight_api_request_seconds":
+                for sample in family.samples:
+                    if sample.name.endswith("_count"):
+                        key = (f"req_{service}_{sample.labels['method']} "
+                               f"{sample.labels['endpoint']}")
+                        counts[key] = counts.get(key, 0) + sample.value
     return counts
 
 
@@ -196,6 +206,8 @@ def main() -> None:
                         help="with --db-url: list each service's most frequent statements")
     parser.add_argument("--replicas", type=int, choices=(1, 3), default=1,
                         help="3: three replicas of each service behind HAProxy (--db-url)")
+    parser.add_argument("--requests", action="store_true",
+                        help="list each service's API requests per node, by endpoint")
     parser.add_argument("--split", action="store_true",
                         help="run the two services as two processes (serve --only ...)")
     parser.add_argument("--auth", action="store_true",
@@ -274,7 +286,9 @@ def main() -> None:
     print(f"  report POST latency                      p50 {r['cb_p50']:.1f} ms  "
           f"p95 {r['cb_p95']:.1f} ms")
     print(f"  server CPU                               {r['cpu']:6.2f} s  "
-          f"({r['cpu'] / n * 1000:.1f} ms/node)")
+          f"({r['cpu'] / n * 1000:.1f} ms/node)"
+          + (f"; bare-metal {r['cpu_bm']:.2f} s, discoverd {r['cpu_di']:.2f} s"
+             if "cpu_bm" in r else ""))
     print(f"  RSS after                                {r['rss']:6.1f} MiB")
     if "bm_statements" in r:
         print(f"  SQL per node (/metrics): bare-metal {r['bm_statements'] / n:.1f} statements, "
@@ -292,6 +306,14 @@ def main() -> None:
         print(f"  PostgreSQL per node, {name}: {shown}, other {rest:.1f}")
         for calls, query in top.get(service, []):
             print(f"      {calls / n:6.2f}  {query}")
+    if args.requests:
+        for service, name in (("bm", "bare-metal"), ("di", "discoverd")):
+            prefix = f"req_{service}_"
+            found = sorted(((v / n, k[len(prefix):]) for k, v in r.items()
+                            if k.startswith(prefix) and v), reverse=True)
+            print(f"  API requests per node, {name}: {sum(v for v, _ in found):.1f}")
+            for per_node, what in found:
+                print(f"      {per_node:6.2f}  {what}")
 
 
 if __name__ == "__main__":

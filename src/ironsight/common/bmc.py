@@ -13,6 +13,10 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+# driver_info fields naming the BMC a ramdisk's report is looked up by, first found first
+# (upstream inspector's list); a node's start may carry only these (no secrets among them).
+LOOKUP_FIELDS = ("ipmi_address", "redfish_address", "ilo_address", "drac_address", "drac_host")
+
 # What a ramdisk reports when the BMC has no address (IPA's and ipmitool's "none").
 UNSET = frozenset({"", "0.0.0.0", "::", "::/0"})
 

@@ -159,9 +159,13 @@ def _unavailable(url: str, timeout: float, exc: Exception) -> ServiceUnavailable
     return ServiceUnavailable(f"cannot reach discoverd at {url}: {exc}")
 
 
-def _introspect(uuid: str, manage_boot: bool | None) -> _Op[None]:
+def _introspect(uuid: str, manage_boot: bool | None,
+                known: Mapping[str, Any] | None = None) -> _Op[None]:
     params = {} if manage_boot is None else {"manage_boot": str(manage_boot).lower()}
-    yield _Call("POST", _node_path(uuid), params)
+    if known is None:
+        yield _Call("POST", _node_path(uuid), params)
+    else:
+        yield _Call("POST", _node_path(uuid), params, body=known, has_body=True)
 
 
 def _get(path: str) -> _Op[Any]:
@@ -703,8 +707,12 @@ class AsyncClient:
         except StopIteration as stop:
             return stop.value
 
-    async def introspect(self, uuid: str, manage_boot: bool | None = None) -> None:
-        await self._run(_introspect(uuid, manage_boot))
+    async def introspect(self, uuid: str, manage_boot: bool | None = None,
+                         known: Mapping[str, Any] | None = None) -> None:
+        """`known` (ironsight's own): what the caller knows of the node, sent with the start
+        so that discoverd need not read it back: `{"node": {"provision_state",
+        "maintenance", "driver_info" (BMC address fields only)}, "ports": [{"address"}]}`."""
+        await self._run(_introspect(uuid, manage_boot, known))
 
     async def get_status(self, uuid: str) -> Status:
         return await self._run(_get(_node_path(uuid)))

@@ -14,8 +14,10 @@ import logging
 import socket
 import urllib.parse
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
+from ironsight.common.bmc import LOOKUP_FIELDS
 from ironsight.common.clock import utcnow
 from ironsight.common.config import Config
 from ironsight.common.exceptions import DatabaseUnavailable, Invalid, IronsightError
@@ -30,13 +32,12 @@ LOG = logging.getLogger(__name__)
 
 # Provision states of the bare-metal service in which a node may be introspected.
 VALID_STATES = ("enroll", "manageable", "inspecting", "inspect wait", "inspect failed")
-BMC_FIELDS = ("ipmi_address", "redfish_address", "ilo_address", "drac_address", "drac_host")
 ABORT_MESSAGE = "Canceled by operator"
 
 
 async def bmc_addresses(driver_info: dict[str, Any]) -> list[str]:
     """The node's BMC addresses as the ramdisk will report them: resolved, not loopback."""
-    value = next((driver_info[f] for f in BMC_FIELDS if driver_info.get(f)), None)
+    value = next((driver_info[f] for f in LOOKUP_FIELDS if driver_info.get(f)), None)
     if not value or not isinstance(value, str):
         return []
     host = urllib.parse.urlparse(value).hostname if "://" in value else value.strip("[]")
@@ -56,6 +57,16 @@ async def bmc_addresses(driver_info: dict[str, Any]) -> list[str]:
     return found
 
 
+@dataclass(frozen=True)
+class Known:
+    """What a start's caller knows of the node, in the bare-metal API's shapes: the node's
+    `provision_state`, `maintenance` and `driver_info` (its BMC address fields only), and
+    its ports (`address` each)."""
+
+    node: dict[str, Any]
+    ports: list[dict[str, Any]]
+
+
 class Introspector:
     def __init__(self, conf: Config, cache: NodeCache, ironic: BareMetal, workers: WorkerPool,
                  on_change: Callable[[], Awaitable[None]] | None = None) -> None:
@@ -66,9 +77,15 @@ class Introspector:
         # the background steps, the ends in error, the power off and the PXE filter's call
         self.lifecycle = Lifecycle(conf, cache, ironic, workers, on_change)
 
-    async def start(self, ident: str, manage_boot: bool = True) -> str:
-        node = await self.ironic.get_node(
-            ident, fields="uuid,provision_state,maintenance,driver_info")
+    async def start(self, ident: str, manage_boot: bool = True,
+                    known: Known | None = None) -> str:
+        """`known`: the node and its ports as the caller (the bare-metal conductor, holding
+        the node) read them, sent with the start; otherwise read through the API."""
+        if known is not None:
+            node, ports = {**known.node, "uuid": ident.lower()}, known.ports
+        else:
+            node = await self.ironic.get_node(
+                ident, fields="uuid,provision_state,maintenance,driver_info")
         uuid = str(node["uuid"])
         if not node.get("maintenance") and node.get("provision_state") not in VALID_STATES:
             raise Invalid(f"Refusing to introspect node {uuid} with provision state "
@@ -79,7 +96,8 @@ class Introspector:
             if not ok:
                 raise Invalid(f"Failed validation of power interface for node {uuid}, "
                               f"reason: {reason}")
-        ports = await self.ironic.list_ports(uuid)
+        if known is None:
+            ports = await self.ironic.list_ports(uuid)
         macs = [str(p["address"]).lower() for p in ports]
         bmcs = await bmc_addresses(node.get("driver_info") or {})
         if not macs and not bmcs:

@@ -322,8 +322,8 @@ class Processor:
     async def _update_node(self, uuid: str, ctx: ProcessingContext) -> None:
         rules = await self.rules.current() if self.rules is not None else []
         # Rules may read any field of the node: then the whole node, else only what hooks read.
-        ctx.node = await self.ironic.get_node(uuid, fields=None if rules else _HOOK_FIELDS)
-        ctx.ports = await self.ironic.list_ports(uuid)
+        ctx.node, ctx.ports = await self.ironic.node_with_ports(
+            uuid, fields=None if rules else _HOOK_FIELDS)
         if any(hook.uses_previous_report for hook in self.hooks):
             ctx.previous = await self._previous_report(uuid)
         failures = self._run(ctx, "before_update")
@@ -382,8 +382,8 @@ class Processor:
         """The one write path of a report's results, rules or none: the ports the hooks
         decided are deleted and created first (so that rules see, and may set attributes of,
         the ports the node ends up with); then the rules run on the node as the hooks leave
-        it; then one PATCH per changed port; last, the node's fields, its traits and the
-        history event (it says what was changed) in one request. A rule's `fail` writes
+        it; last, the ports' patches, the node's fields, its traits and the history event (it
+        says what was changed) in one request. A rule's `fail` writes
         nothing of the node's own fields; its traces are stored with the processed data (see
         `_update_node`). The outcome of the rules (None without rules) and the data to
         store."""
@@ -411,14 +411,12 @@ class Processor:
             for port_uuid, ops in source.items():
                 if port_uuid not in doomed:
                     port_patches.setdefault(port_uuid, []).extend(ops)
-        for port_uuid, ops in port_patches.items():
-            if ops:
-                await self.ironic.patch_port(port_uuid, ops)
         await self.ironic.apply_changes(
             uuid, [*_property_ops(changes.properties), *(outcome.node_patch if outcome else [])],
             add_traits=outcome.traits_add if outcome else (),
             remove_traits=outcome.traits_remove if outcome else (),
-            event=summary(outcome) if outcome else None)
+            event=summary(outcome) if outcome else None,
+            port_patches={k: v for k, v in port_patches.items() if v})
         return outcome, processed
 
     async def _apply_ports(self, uuid: str, ports: list[dict[str, Any]],

@@ -187,3 +187,75 @@ async def test_start_with_bad_manage_boot_is_400(bm: httpx.AsyncClient, di: http
     resp = await di.post(f"/v1/introspection/{m.uuid}", params={"manage_boot": value})
     assert resp.status_code == 400
     assert "manage_boot" in error_message(resp)
+
+
+# --- a start with what the caller knows of the node (the conductor's) -------------------------
+
+
+def known(*macs: str, state: str = "inspecting", **info: str) -> dict[str, object]:
+    return {"node": {"provision_state": state, "maintenance": False, "driver_info": info},
+            "ports": [{"address": mac} for mac in macs]}
+
+
+async def test_a_start_with_what_the_caller_knows_reads_no_ports_back(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    """The node has no port and no BMC in the bare-metal service: without the body it
+    would be refused for want of lookup attributes."""
+    m = await make_node(bm, ports=0, bmc=False)
+    resp = await di.post(f"/v1/introspection/{m.uuid}", params={"manage_boot": "false"},
+                         json=known("52:54:00:12:34:56"))
+    assert resp.status_code == 202, resp.text
+    await wait_state(di, m.uuid, "waiting")
+
+
+@pytest.mark.parametrize("body", [{}, None, [], {"uuid": "ignored"}])
+async def test_a_start_with_another_body_is_the_upstream_start(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient, body: object) -> None:
+    """Upstream ignores the body (openstacksdk sends `{"uuid": ...}`): the node is read
+    through the bare-metal API, where it has no lookup attributes."""
+    m = await make_node(bm, ports=0, bmc=False)
+    resp = await di.post(f"/v1/introspection/{m.uuid}", json=body)
+    assert resp.status_code == 400
+    assert "No lookup attributes" in error_message(resp)
+
+
+async def test_a_start_whose_caller_knows_a_state_not_to_inspect_in_is_refused(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    m = await make_node(bm)
+    resp = await di.post(f"/v1/introspection/{m.uuid}", params={"manage_boot": "false"},
+                         json=known("52:54:00:12:34:57", state="active"))
+    assert resp.status_code == 400
+    assert '"active"' in error_message(resp)
+    assert (await di.get(f"/v1/introspection/{m.uuid}")).status_code == 404
+
+
+@pytest.mark.parametrize(("body", "named"), [
+    ({"node": {}}, "body"),
+    ({**known(), "colour": "red"}, "body"),
+    ({"node": {"provision_state": "inspecting"}, "ports": []}, "node"),
+    ({**known(), "node": {**known()["node"], "provision_state": 1}}, "node.provision_state"),  # type: ignore[dict-item]
+    ({**known(), "node": {**known()["node"], "maintenance": "no"}}, "node.maintenance"),  # type: ignore[dict-item]
+    (known(ipmi_password="s3cret"), "node.driver_info"),
+    ({**known(), "ports": {}}, "ports"),
+    ({**known(), "ports": [{"address": "52:54:00:12:34:58", "pxe_enabled": True}]},
+     "ports[0]"),
+    (known("52:54:00:12:34:59", "not-a-mac"), "ports[1].address"),
+])
+async def test_a_bad_start_body_is_400_naming_the_field_and_starts_nothing(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient, body: object, named: str) -> None:
+    m = await make_node(bm)
+    resp = await di.post(f"/v1/introspection/{m.uuid}", params={"manage_boot": "false"},
+                         json=body)
+    assert resp.status_code == 400, resp.text
+    assert named in error_message(resp)
+    assert "s3cret" not in resp.text
+    assert (await di.get(f"/v1/introspection/{m.uuid}")).status_code == 404
+
+
+async def test_a_start_with_a_body_names_the_node_by_uuid(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    m = await make_node(bm)
+    resp = await di.post(f"/v1/introspection/{m.name}", params={"manage_boot": "false"},
+                         json=known("52:54:00:12:34:5a"))
+    assert resp.status_code == 400
+    assert "by UUID" in error_message(resp)

@@ -192,6 +192,11 @@ class FakeBareMetal:
         self._record("list_ports", uuid)
         return copy.deepcopy(self.ports.get(uuid, []))
 
+    async def node_with_ports(self, uuid: str, fields: str | None = None
+                              ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        self._record("node_with_ports", uuid)
+        return copy.deepcopy(self._node(uuid)), copy.deepcopy(self.ports.get(uuid, []))
+
     async def list_all_port_macs(self) -> set[str]:
         self._record("list_all_port_macs")
         return {p["address"] for ports in self.ports.values() for p in ports}
@@ -239,10 +244,15 @@ class FakeBareMetal:
 
     async def apply_changes(self, uuid: str, patch: list[dict[str, Any]], *,
                             add_traits: Sequence[str] = (), remove_traits: Sequence[str] = (),
-                            event: str | None = None) -> None:
-        """All of it or nothing, as the bare-metal API's one transaction; with no trait or
-        event, a plain PATCH (as Ironic.apply_changes)."""
-        if not add_traits and not remove_traits and event is None:
+                            event: str | None = None,
+                            port_patches: Mapping[str, list[dict[str, Any]]] | None = None
+                            ) -> None:
+        """All of it or nothing, as the bare-metal API's one transaction; with no trait,
+        event or port patch, a plain PATCH (as Ironic.apply_changes). Port patches are
+        recorded as `patch_port` calls first (what tests look for), then applied."""
+        for port_uuid, ops in (port_patches or {}).items():
+            await self.patch_port(port_uuid, ops)
+        if not add_traits and not remove_traits and event is None and not port_patches:
             await self.patch_node(uuid, patch)
             return
         self._record("apply_changes", uuid, patch, list(add_traits), list(remove_traits),

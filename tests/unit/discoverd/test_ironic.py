@@ -189,3 +189,76 @@ async def test_refused_node_changes_raise(api: Api) -> None:
     await ironic.close()
     assert raised.value.code == 400
     assert api.requests == ["POST /v1/nodes/u1/changes"]
+
+
+# --- the node with its ports, and port patches with the node's changes ----------------------
+
+SNAPSHOT = json.dumps({"node": {"uuid": "u1"}, "ports": [{"uuid": "p1"}]})
+PXE_OFF = [{"op": "replace", "path": "/pxe_enabled", "value": False}]
+
+
+async def test_a_node_and_its_ports_are_one_request(api: Api) -> None:
+    await api.start()
+    api.answers = [(200, SNAPSHOT)]
+    ironic = client(api)
+    assert await ironic.node_with_ports("u1", "uuid") == ({"uuid": "u1"}, [{"uuid": "p1"}])
+    await ironic.close()
+    assert api.requests == ["GET /v1/nodes/u1/snapshot"]
+
+
+async def test_an_api_without_snapshots_is_asked_twice_and_not_again(api: Api) -> None:
+    await api.start()
+    missing = (404, fault("The resource could not be found."))
+    api.answers = [missing, (200, '{"uuid": "u1"}'), (200, '{"ports": []}'),
+                   (200, '{"uuid": "u1"}'), (200, '{"ports": []}')]
+    ironic = client(api)
+    for _ in range(2):
+        assert await ironic.node_with_ports("u1") == ({"uuid": "u1"}, [])
+    await ironic.close()
+    assert api.requests == ["GET /v1/nodes/u1/snapshot", "GET /v1/nodes/u1",
+                            "GET /v1/ports/detail", "GET /v1/nodes/u1", "GET /v1/ports/detail"]
+
+
+async def test_a_missing_node_is_its_own_404(api: Api) -> None:
+    await api.start()
+    api.answers = [(404, fault("Node u1 could not be found.")),
+                   (404, fault("Node u1 could not be found."))]
+    ironic = client(api)
+    with pytest.raises(IronicError, match="Node u1 could not be found") as raised:
+        await ironic.node_with_ports("u1")
+    await ironic.close()
+    assert raised.value.code == 404
+    assert ironic.snapshots is None  # still unknown: the node was missing, not the call
+
+
+async def test_port_patches_go_with_the_nodes_changes_once_snapshots_are_seen(
+        api: Api) -> None:
+    await api.start()
+    api.answers = [(200, SNAPSHOT), (204, "")]
+    ironic = client(api)
+    await ironic.node_with_ports("u1")
+    await ironic.apply_changes("u1", [], port_patches={"p1": PXE_OFF})
+    await ironic.close()
+    assert api.requests == ["GET /v1/nodes/u1/snapshot", "POST /v1/nodes/u1/changes"]
+
+
+async def test_a_port_patch_that_moves_the_port_is_a_patch_of_its_own(api: Api) -> None:
+    await api.start()
+    api.answers = [(200, SNAPSHOT), (200, "{}"), (204, "")]
+    ironic = client(api)
+    await ironic.node_with_ports("u1")
+    await ironic.apply_changes("u1", [], port_patches={
+        "p1": [{"op": "replace", "path": "/portgroup_uuid", "value": "g1"}], "p2": PXE_OFF})
+    await ironic.close()
+    assert api.requests == ["GET /v1/nodes/u1/snapshot", "PATCH /v1/ports/p1",
+                            "POST /v1/nodes/u1/changes"]
+
+
+async def test_port_patches_to_an_api_not_known_to_take_them_are_patches(api: Api) -> None:
+    await api.start()
+    api.answers = [(200, "{}"), (200, '{"uuid": "u1"}')]
+    ironic = client(api)
+    await ironic.apply_changes("u1", [{"op": "add", "path": "/extra/a", "value": 1}],
+                               port_patches={"p1": PXE_OFF})
+    await ironic.close()
+    assert api.requests == ["PATCH /v1/ports/p1", "PATCH /v1/nodes/u1"]

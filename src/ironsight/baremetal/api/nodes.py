@@ -8,7 +8,7 @@ from typing import Any
 from starlette.routing import Route
 
 from ironsight.baremetal import raid, states
-from ironsight.baremetal.api import microversions, project_scope, schemas, views
+from ironsight.baremetal.api import microversions, ports, project_scope, schemas, views
 from ironsight.baremetal.api.base import Ctx, missing_ident, parse_bool, parse_limit, parse_sort
 from ironsight.baremetal.api.node_extras import check_trait
 from ironsight.baremetal.conductor.discovery import STATUSES
@@ -466,11 +466,41 @@ async def apply_changes(ctx: Ctx) -> Any:
     def traits(current: list[str]) -> list[str]:
         return [t for t in [*current, *add] if t not in remove]
 
+    port_changes = []
+    for n, item in enumerate(body.ports):
+        moved = ports.patched_fields(item.patch) & {"node_uuid", "portgroup_uuid"}
+        if moved:
+            raise Invalid(f"ports[{n}].patch: {', '.join(sorted(moved))} cannot be changed "
+                          f"here; PATCH /v1/ports/{item.uuid} does it")
+        if not is_uuid_like(item.uuid):
+            raise Invalid(f"Invalid value for ports[{n}].uuid: {item.uuid!r} (a port UUID)")
+        if "physical_network" in ports.patched_fields(item.patch):  # checked against its group
+            current = await ctx.deps.records.get_port(item.uuid)
+            change = await ports.port_change(ctx, current, item.patch)
+        else:
+            change = ports.in_place_change(item.patch)  # checked on the port as written
+        port_changes.append((item.uuid.lower(), change))
     await ctx.deps.records.update_node(
         ctx.param("node"), _patch(ctx, body.patch) if body.patch else dict,
         traits=traits if add or remove else None,
-        events=[Event(e.event, e.severity, e.event_type) for e in body.events])
+        events=[Event(e.event, e.severity, e.event_type) for e in body.events],
+        ports=port_changes)
     return 204, None
+
+
+@endpoint
+async def node_snapshot(ctx: Ctx) -> Any:
+    """ironsight only: the node (`fields` as for `GET /v1/nodes/{node}`) and its ports in
+    detail, read together in one transaction: what discoverd reads of a node to process
+    its ramdisk's report, in one request instead of two."""
+    params = ctx.query({"fields"})
+    fields = views.parse_fields(params.get("fields"), views.NODE_FIELDS)
+    _check_version(ctx, fields or ())
+    row, port_rows = await ctx.deps.records.node_with_ports(ctx.param("node"))
+    await _with_related(ctx, [row], fields or views.NODE_FIELDS)
+    node = _node_doc(ctx, row, fields) if fields else _full_doc(ctx, row)
+    return 200, {"node": node, "ports": [
+        views.port_doc(p, ctx.base_url, views.PORT_FIELDS, ctx.version) for p in port_rows]}
 
 
 @endpoint
@@ -502,4 +532,5 @@ routes = [
     Route("/v1/nodes/{node}/history", node_history, methods=["GET"]),
     Route("/v1/nodes/{node}/history", add_history_event, methods=["POST"]),
     Route("/v1/nodes/{node}/changes", apply_changes, methods=["POST"]),
+    Route("/v1/nodes/{node}/snapshot", node_snapshot, methods=["GET"]),
 ]

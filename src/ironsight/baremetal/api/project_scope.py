@@ -239,6 +239,8 @@ TABLE: tuple[Entry, ...] = (
     _entry(DELETE, f"{N}/vmedia", R.PROJECT_MEMBER, "baremetal:node:vmedia:detach", _node),
     _entry(GET, f"{N}/children", R.PROJECT_READER, "baremetal:node:get", _node),
     _entry(GET, f"{N}/ports{{rest}}", R.PROJECT_READER, "baremetal:port:list", _node),
+    # ironsight's own: the node and its ports together
+    _entry(GET, f"{N}/snapshot", R.PROJECT_READER, "baremetal:port:list", _node),
     _entry(GET, f"{N}/portgroups{{rest}}", R.PROJECT_READER, "baremetal:portgroup:list",
            _node),
     _entry(GET, f"{N}/volume{{rest}}", R.PROJECT_READER, "baremetal:volume:list", _node),

@@ -224,14 +224,22 @@ class HistoryEvent(_Strict):
         return value
 
 
+class PortChanges(_Strict):
+    """A JSON patch of one of the node's ports, by UUID."""
+
+    uuid: str
+    patch: list[Any] = Field(max_length=100)
+
+
 class NodeChanges(_Strict):
     """`POST /v1/nodes/{node}/changes` (ironsight only): a JSON patch of the node, traits
-    to add and remove, and history events, applied together."""
+    to add and remove, history events and patches of its ports, applied together."""
 
     patch: list[Any] = Field(default_factory=list, max_length=1000)
     add_traits: list[str] = Field(default_factory=list, max_length=50)
     remove_traits: list[str] = Field(default_factory=list, max_length=50)
     events: list[HistoryEvent] = Field(default_factory=list, max_length=10)
+    ports: list[PortChanges] = Field(default_factory=list, max_length=1000)
 
 
 # --- JSON patch (RFC 6902: add, replace, remove) --------------------------------------------

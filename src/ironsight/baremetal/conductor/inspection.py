@@ -22,7 +22,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -152,7 +152,7 @@ class Inspection:
         the start (and opens its PXE side) first, then the node gets the boot device and is
         rebooted into the ramdisk; one write then moves it to `inspect wait`, unlocked."""
         again = task.node["provision_state"] == states.INSPECTWAIT
-        outcome = await _start(iface, task.context, again=again)
+        outcome = await _start(iface, await self._known(task.context), again=again)
         internal = updated(internal, lost=None, interrupted=False)
         if outcome.state == InspectOutcome.RUNNING:
             LOG.info("Node %s: the inspection was under way in %s already: %s", task.uuid,
@@ -230,6 +230,14 @@ class Inspection:
         LOG.info("Node %s: inspection ISO inserted as a virtual CD (%s)", task.uuid,
                  " ".join(extra) or "DHCP")
 
+    async def _known(self, node: NodeContext) -> NodeContext:
+        """The node with its ports' MACs, for a hands-off start: one read here saves the
+        inspection service reading them back through the API."""
+        async with self.db.read() as conn:
+            ports = await dbapi.ports_of_node(conn, node.uuid, limit=1000) or []
+        return replace(node, macs=tuple(
+            str(p["address"]).lower() for p in ports if p.get("address")))
+
     async def _macs(self, uuid: str) -> list[str]:
         """The node's port MACs, PXE-enabled first."""
         async with self.db.read() as conn:
@@ -274,7 +282,7 @@ class Inspection:
                          again: bool = False) -> None:
         """Start a hands-off inspection of a node in `inspect wait` whose lock is given up
         (`again`: a start made again; RUNNING, under way already, is as good as started)."""
-        outcome = await _start(iface, node, again=again)
+        outcome = await _start(iface, await self._known(node), again=again)
         if outcome.state == InspectOutcome.FAILED:
             await self._when_relocked(node.uuid, outcome.error or "inspection failed",
                                       lambda again: again.transition(

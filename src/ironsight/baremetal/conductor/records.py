@@ -28,7 +28,7 @@ from ironsight.baremetal.db.models import nodes
 from ironsight.baremetal.drivers.loader import DriverSet
 from ironsight.baremetal.interfaces import INTERFACE_FIELDS
 from ironsight.common.clock import utcnow
-from ironsight.common.db import Database
+from ironsight.common.db import Conn, Database
 from ironsight.common.exceptions import (
     Conflict,
     Invalid,
@@ -82,6 +82,13 @@ class Records:
         async with self.db.read() as conn:
             return await dbapi.get_node(conn, ident)
 
+    async def node_with_ports(self, ident: str) -> tuple[Row, list[Row]]:
+        """The node and its ports (id order), read in one transaction."""
+        async with self.db.read() as conn:
+            node = await dbapi.get_node(conn, ident)
+            found = await dbapi.ports_of_node(conn, node["uuid"], limit=PORTS_PER_NODE)
+        return node, found or []
+
     async def list_nodes(self, *, columns: Iterable[str], filters: Mapping[str, Any],
                          limit: int, marker: str | None, sort_key: str,
                          sort_dir: str) -> list[Row]:
@@ -118,18 +125,21 @@ class Records:
 
     async def update_node(self, ident: str, change: Change, *,
                           traits: TraitChange | None = None,
-                          events: Sequence[Event] = ()) -> Row:
+                          events: Sequence[Event] = (),
+                          ports: Sequence[tuple[str, Change]] = ()) -> Row:
         """Apply `change` to the node; a new hardware type brings its own interfaces (unless
         the change sets them too) and must be one this conductor runs. One conditional write
         and its history row, without the lock (see `_unlocked`). With `traits` (the new
-        traits from the current ones) and `events` (more history rows: another service's
-        account of the change), all of it in one transaction: discoverd's processing writes
-        what the hooks and rules decided this way, in one request instead of three."""
+        traits from the current ones), `events` (more history rows: another service's
+        account of the change) and `ports` (changes of its ports, by UUID, that leave them
+        on the node and in their portgroup), all of it in one transaction: discoverd's
+        processing writes what the hooks and rules decided this way, in one request."""
 
         async def attempt() -> Row | str | None:
             row = await self.get_node(ident)
             if row["reservation"] is not None:
                 return str(row["uuid"])
+            port_writes = await self._port_writes(row, ports)
             row["chassis_uuid"] = (await self.chassis_uuids_of([row["chassis_id"]])).get(
                 row["chassis_id"]) if row["chassis_id"] is not None else None
             new = change(row)
@@ -146,7 +156,9 @@ class Records:
             changes = {k: v for k, v in new.items() if v != row[k]}
             new_traits = await self._new_traits(row, traits) if traits is not None else None
             if not changes and new_traits is None and not events:
-                return row
+                if not port_writes:
+                    return row
+                return await self._write_ports(row, port_writes)
             history = [dbapi.history_row(row["id"], "Node updated: " + ", ".join(
                 sorted(changes)), event_type="update", conductor=self.tasks.owner)
                        ] if changes else []
@@ -162,18 +174,24 @@ class Records:
                 chassis_uuid = joins = changes.pop("chassis_uuid")
                 if joins is None:
                     changes["chassis_id"] = None  # leaves its chassis
-            one = not freed and new_traits is None and len(history) == 1 and joins is None
-            async with (self.db.single() if one else self.db.begin()) as conn:
-                if joins is not None:  # the chassis held until the node is in it
-                    changes["chassis_id"] = await dbinv.chassis_id(conn, joins)
-                if not await dbapi.update_locked_node(conn, row["id"], None, row["lock_epoch"],
-                                                      changes, history[0]):
-                    return str(row["uuid"])
-                if freed:
-                    await dballoc.delete_by_id(conn, freed)
-                if new_traits is not None:
-                    await dbtraits.replace_traits(conn, row["id"], new_traits)
-                await dbapi.add_history_rows(conn, history[1:])
+            one = (not freed and new_traits is None and len(history) == 1 and joins is None
+                   and not port_writes)
+            try:
+                async with (self.db.single() if one else self.db.begin()) as conn:
+                    if joins is not None:  # the chassis held until the node is in it
+                        changes["chassis_id"] = await dbinv.chassis_id(conn, joins)
+                    if not await dbapi.update_locked_node(conn, row["id"], None,
+                                                          row["lock_epoch"], changes,
+                                                          history[0]):
+                        return str(row["uuid"])
+                    if freed:
+                        await dballoc.delete_by_id(conn, freed)
+                    if new_traits is not None:
+                        await dbtraits.replace_traits(conn, row["id"], new_traits)
+                    await dbapi.add_history_rows(conn, history[1:])
+                    await _update_ports(conn, port_writes)
+            except _PortChanged:
+                return str(row["uuid"])
             return {**row, **changes, "lock_epoch": row["lock_epoch"] + 1,
                     "chassis_uuid": chassis_uuid.lower() if chassis_uuid else None}
 
@@ -194,6 +212,38 @@ class Records:
                 f"Could not modify traits for node {row['uuid']} as it would exceed "
                 f"the maximum number of traits per node ({len(new)} vs. {MAX_TRAITS})")
         return None if new == current else new
+
+    async def _port_writes(self, node: Row, ports: Sequence[tuple[str, Change]]
+                           ) -> list[tuple[Row, Row]]:
+        """Each port as read and what its change changes (unchanged ones left out); a port
+        of another node is refused, as is a change that moves it."""
+        if not ports:
+            return []
+        async with self.db.read() as conn:
+            found = await dbapi.ports_of_node(conn, node["uuid"], limit=PORTS_PER_NODE) or []
+        own = {p["uuid"]: p for p in found}
+        writes = []
+        for ident, change in ports:
+            port = own.get(ident) or await self.get_port(ident)  # 404 for none at all
+            if port["node_id"] != node["id"]:
+                raise Invalid(f"Port {port['uuid']} is not a port of node {node['uuid']}")
+            new = change(port)
+            if new.get("node_uuid", port["node_uuid"]) != port["node_uuid"] or new.get(
+                    "portgroup_id", port["portgroup_id"]) != port["portgroup_id"]:
+                raise Invalid(f"Port {port['uuid']} cannot move with the node's changes")
+            values = {k: v for k, v in new.items() if k != "node_uuid" and v != port.get(k)}
+            if values:
+                writes.append((port, {**values, "updated_at": utcnow()}))
+        return writes
+
+    async def _write_ports(self, node: Row, writes: list[tuple[Row, Row]]) -> Row | str:
+        """Only ports changed: their conditional writes, in one transaction."""
+        try:
+            async with self.db.begin() as conn:
+                await _update_ports(conn, writes)
+        except _PortChanged:
+            return str(node["uuid"])
+        return node
 
     async def update_node_quietly(self, ident: str, change: Change) -> Row:
         """`change` applied as `update_node` does, but with no history row: the ramdisk
@@ -443,3 +493,17 @@ def _node_missing(ident: str, field: str | None) -> NotFound | Invalid:
     (as Ironic answers)."""
     missing = NotFound(f"Node {ident} could not be found.")
     return missing if field is None else Invalid(f"{field}: {missing}")
+
+
+PORTS_PER_NODE = 1000  # the ports a node snapshot lists (discoverd's processing reads them)
+
+
+class _PortChanged(Exception):
+    """A port written with its node's changes was locked or changed since read: the whole
+    transaction is rolled back and made again on what is there now."""
+
+
+async def _update_ports(conn: Conn, writes: list[tuple[Row, Row]]) -> None:
+    for port, values in writes:
+        if not await dbapi.update_port_if_unlocked(conn, port, values):
+            raise _PortChanged(port["uuid"])

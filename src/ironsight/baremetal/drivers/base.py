@@ -42,6 +42,11 @@ class NodeContext:
     driver_info: Mapping[str, Any]
     power_state: str | None = None
     name: str | None = None
+    provision_state: str | None = None
+    maintenance: bool = False
+    # the node's port MACs, when the conductor read them for a hands-off start (sent along,
+    # so that the inspection service need not read them back through the API)
+    macs: tuple[str, ...] | None = None
 
     def __str__(self) -> str:
         return self.uuid
@@ -51,7 +56,8 @@ class NodeContext:
         """The context of a full node row."""
         return cls(uuid=node["uuid"], driver=node["driver"],
                    driver_info=node["driver_info"] or {}, power_state=node["power_state"],
-                   name=node.get("name"))
+                   name=node.get("name"), provision_state=node.get("provision_state"),
+                   maintenance=bool(node.get("maintenance")))
 
 
 class BaseInterface(abc.ABC):

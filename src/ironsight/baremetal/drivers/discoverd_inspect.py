@@ -11,7 +11,9 @@ the history.
 - It is hands-off. With `[discoverd] conductor_boots` (the default), `start` calls
   `introspect(uuid, manage_boot=False)` while the conductor holds the node in `inspect wait`;
   the conductor then sets the boot device, reboots the node and, at the end, powers it off
-  itself: discoverd only reads the node and its ports, and fills them in. Without it (the
+  itself: discoverd only reads the node and its ports, and fills them in. The start carries
+  what the conductor read of the node (its state, BMC address and ports' MACs), so that
+  discoverd need not read them back through the API. Without it (the
   Kilo design), the conductor releases the lock before `start`, because discoverd acts on the
   node through the bare-metal API (boot device, reboot, power off) and must not find it
   locked. A start that cannot reach discoverd,
@@ -44,6 +46,7 @@ from ironsight.baremetal.drivers.base import (
 )
 from ironsight.common.auth.credentials import Credentials
 from ironsight.common.auth.service_token import service_token
+from ironsight.common.bmc import LOOKUP_FIELDS
 from ironsight.common.clock import utcnow
 from ironsight.common.config import Config
 from ironsight.common.exceptions import (
@@ -94,6 +97,18 @@ def _naive_utc(value: Any) -> dt.datetime | None:
     if parsed.tzinfo is not None:
         parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
     return parsed
+
+
+def _known(node: NodeContext) -> dict[str, Any] | None:
+    """What the conductor read of the node, sent with the start (discoverd then reads
+    nothing back through the API): its state, its BMC address fields (no secret) and its
+    ports' MACs. None when the conductor did not read the ports."""
+    if node.macs is None:
+        return None
+    info = {k: v for k in LOOKUP_FIELDS if isinstance(v := node.driver_info.get(k), str)}
+    return {"node": {"provision_state": node.provision_state or "",
+                     "maintenance": node.maintenance, "driver_info": info},
+            "ports": [{"address": mac} for mac in node.macs]}
 
 
 class DiscoverdInspect(InspectInterface):
@@ -156,7 +171,8 @@ class DiscoverdInspect(InspectInterface):
             try:
                 # None: discoverd's default (it boots the node itself)
                 await self.client().introspect(
-                    node.uuid, manage_boot=False if self.conductor_boots else None)
+                    node.uuid, manage_boot=False if self.conductor_boots else None,
+                    known=_known(node))
             except self.client_lib.ClientError as exc:  # type: ignore[union-attr]
                 why = f"Failed to start inspection: {exc.message}"
                 if again and exc.status_code == 409:

@@ -16,16 +16,20 @@ from starlette.routing import Route
 from ironsight.common.api.body import parse_json, read_body
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.api.pagination import next_link
+from ironsight.common.bmc import LOOKUP_FIELDS
 from ironsight.common.config import Config
 from ironsight.common.exceptions import Conflict, Invalid, NotFound
-from ironsight.common.ids import is_uuid_like
+from ironsight.common.ids import MAC_RE, is_uuid_like
 from ironsight.discoverd import diagnosis, states
 from ironsight.discoverd.api.base import Ctx
+from ironsight.discoverd.introspect import Known
 from ironsight.discoverd.node_cache import Introspection, StoredRun
 from ironsight.discoverd.pxe.bootfiles import kernel_args
 
 LOG = logging.getLogger(__name__)
 
+START_SIZE = 256 * 1024
+MAX_PORTS = 1000
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
 
@@ -59,8 +63,56 @@ async def start(ctx: Ctx) -> Any:
             raise Invalid(f"Invalid value for manage_boot: {params['manage_boot']!r} "
                           "(true or false)")
         manage_boot = _BOOLS[raw]
-    await ctx.deps.introspector.start(ctx.param("node"), manage_boot)
+    known = await _known(ctx)
+    await ctx.deps.introspector.start(ctx.param("node"), manage_boot, known)
     return 202, {}
+
+
+async def _known(ctx: Ctx) -> Known | None:
+    """An ironsight extension: the start's caller may send what it knows of the node, so
+    that discoverd need not read it back through the bare-metal API (the conductor does:
+    it holds the node and has just read it): `{"node": {"provision_state",
+    "maintenance", "driver_info": {BMC address fields only}}, "ports": [{"address"}]}`, in
+    the bare-metal API's shapes. discoverd trusts it as it trusts that API (the call is an
+    admin's). A body without `node` or `ports` is the upstream start, which ignores its
+    body (openstacksdk sends `{"uuid": ...}`)."""
+    raw = await read_body(ctx.request, START_SIZE, "Start")
+    if not raw.strip():
+        return None
+    body = parse_json(raw, ctx.deps.conf.introspection.max_json_depth, "Start")
+    if not isinstance(body, dict) or not {"node", "ports"} & set(body):
+        return None
+    if not {"node", "ports"} <= set(body) <= {"node", "ports", "uuid"}:
+        raise Invalid("The body must be {\"node\": {...}, \"ports\": [...]}")
+    if not is_uuid_like(ctx.param("node")):
+        raise Invalid(f"A start with a body names the node by UUID, not "
+                      f"{ctx.param('node')!r}")
+    node, ports = body["node"], body["ports"]
+    if not isinstance(node, dict) or set(node) != {"provision_state", "maintenance",
+                                                   "driver_info"}:
+        raise Invalid("node must be an object with provision_state, maintenance and "
+                      "driver_info")
+    if not isinstance(node["provision_state"], str):
+        raise Invalid(f"Invalid value for node.provision_state: "
+                      f"{node['provision_state']!r} (a string)")
+    if not isinstance(node["maintenance"], bool):
+        raise Invalid(f"Invalid value for node.maintenance: {node['maintenance']!r} "
+                      "(true or false)")
+    info = node["driver_info"]
+    if not isinstance(info, dict) or set(info) - set(LOOKUP_FIELDS) or not all(
+            isinstance(v, str) for v in info.values()):
+        raise Invalid(f"node.driver_info must be an object of strings, of the fields "
+                      f"{', '.join(LOOKUP_FIELDS)} only")
+    if not isinstance(ports, list) or len(ports) > MAX_PORTS:
+        raise Invalid(f"ports must be a list of at most {MAX_PORTS} ports")
+    for n, port in enumerate(ports):
+        if not isinstance(port, dict) or set(port) != {"address"}:
+            raise Invalid(f"ports[{n}] must be an object with address")
+        address = port["address"]
+        if not isinstance(address, str) or not MAC_RE.match(address.lower()):
+            raise Invalid(f"Invalid value for ports[{n}].address: {address!r} "
+                          "(a MAC address)")
+    return Known(node=node, ports=ports)
 
 
 @endpoint

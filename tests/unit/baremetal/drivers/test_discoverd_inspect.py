@@ -52,10 +52,13 @@ class FakeClient:
         self.abort_reasons: list[str | None] = []
         self.phases: list[tuple[str, str]] = []  # the steps told, apart from `calls`
         self.attempts: dict[str, list[dict[str, Any]]] = {}
+        self.known: dict[str, Any] = {}
 
-    async def introspect(self, uuid: str, manage_boot: bool | None = None) -> None:
+    async def introspect(self, uuid: str, manage_boot: bool | None = None,
+                         known: dict[str, Any] | None = None) -> None:
         self.calls.append(("introspect", uuid))
         self.manage_boot[uuid] = manage_boot
+        self.known[uuid] = known
         if self.fail_with:
             raise self.fail_with
 
@@ -181,11 +184,11 @@ def client(svc: BaremetalService) -> FakeClient:
     return fake_client(svc)
 
 
-async def managed_node(svc: BaremetalService) -> str:
+async def managed_node(svc: BaremetalService, **values: Any) -> str:
     async with svc.db.begin() as conn:
         row = await dbapi.create_node(conn, {
             "driver": "fake", "provision_state": states.MANAGEABLE,
-            "power_state": states.POWER_OFF, "provision_updated_at": dbapi.utcnow()})
+            "power_state": states.POWER_OFF, "provision_updated_at": dbapi.utcnow(), **values})
     return str(row["uuid"])
 
 
@@ -219,7 +222,8 @@ async def test_without_managed_boot_the_lock_is_released_before_introspect(
     uuid = await managed_node(kilo_svc)
     seen: dict[str, Any] = {}
 
-    async def introspect(u: str, manage_boot: bool | None = None) -> None:
+    async def introspect(u: str, manage_boot: bool | None = None,
+                         known: dict[str, Any] | None = None) -> None:
         seen.update(await node(kilo_svc, u))  # what discoverd sees when it acts on the node
         seen["manage_boot"] = manage_boot
 
@@ -258,12 +262,26 @@ async def test_with_managed_boot_discoverd_is_told_not_to_manage_boot(
     assert client.manage_boot == {uuid: False}
 
 
+async def test_the_start_carries_the_nodes_state_bmc_address_and_macs_but_no_secret(
+        svc: BaremetalService, client: FakeClient) -> None:
+    uuid = await managed_node(svc, driver_info={
+        "ipmi_address": "10.1.2.3", "ipmi_password": "s3cret", "ipmi_username": "admin"})
+    for mac in ("52:54:00:00:00:02", "52:54:00:00:00:01"):
+        await svc.conductor.records.create_port({"address": mac}, uuid)
+    await inspect(svc, uuid)
+    assert client.known[uuid] == {
+        "node": {"provision_state": states.INSPECTING, "maintenance": False,
+                 "driver_info": {"ipmi_address": "10.1.2.3"}},
+        "ports": [{"address": "52:54:00:00:00:02"}, {"address": "52:54:00:00:00:01"}]}
+
+
 async def test_with_managed_boot_the_node_stays_locked_until_it_is_booted(
         svc: BaremetalService, client: FakeClient) -> None:
     uuid = await managed_node(svc)
     seen: dict[str, Any] = {}
 
-    async def introspect(u: str, manage_boot: bool | None = None) -> None:
+    async def introspect(u: str, manage_boot: bool | None = None,
+                         known: dict[str, Any] | None = None) -> None:
         seen.update(await node(svc, u))
         seen["booted"] = u in boot_devices(svc)
 
@@ -747,7 +765,7 @@ async def test_a_start_made_again_whose_conductor_died_before_the_boot_is_made_a
     client.fail_with = None
     started = []
 
-    async def dies(u: str, manage_boot: bool | None = None) -> None:
+    async def dies(u: str, manage_boot: bool | None = None, known: Any = None) -> None:
         started.append(u)
         async with svc.db.begin() as conn:  # the conductor is declared dead meanwhile
             await dbapi.update_node(conn, (await node(svc, u))["id"],
@@ -809,7 +827,8 @@ async def test_a_start_rides_out_a_discoverd_restart(tmp_path: Path) -> None:
             real_client.ServiceUnavailable("cannot reach discoverd"), None]
         original = client.introspect
 
-        async def restarting(u: str, manage_boot: bool | None = None) -> None:
+        async def restarting(u: str, manage_boot: bool | None = None,
+                             known: Any = None) -> None:
             client.fail_with = answers.pop(0)
             await original(u, manage_boot)
 
