@@ -205,7 +205,7 @@ def _accept_statement(keys: tuple[str, ...], step: bool = False) -> Any:
         select(moved.c.uuid, moved.c.run, moved.c.started_at, literal(False),
                bindparam("data", type_=data.c.data.type),
                bindparam("stored_at", type_=data.c.stored_at.type)))
-    statement = _replacing(new).returning(data.c.uuid).add_cte(moved)
+    statement = _replacing(new).returning(data.c.uuid, data.c.run).add_cte(moved)
     if step:  # a data-modifying CTE runs whether or not the statement reads it
         noted = insert(phases).from_select(
             ["uuid", "run", "phase", "at", "source", "details"],
@@ -562,11 +562,12 @@ class NodeCache:
             params.update(s_phase=phase, s_at=at or params["stored_at"], s_source="ramdisk",
                           s_details=details)
         async with self.db.single() as conn:
-            found = await conn.execute(
-                _accept_statement(tuple(sorted(values)), step is not None), params)
-            if found.first() is None:
-                return False
-        await self._prune(uuid)
+            found = (await conn.execute(
+                _accept_statement(tuple(sorted(values)), step is not None), params)).first()
+        if found is None:
+            return False
+        if found[1] > self.keep:  # runs count from 1 and are never renumbered: fewer
+            await self._prune(uuid)  # runs than that cannot be more than it keeps
         return True
 
     async def _prune(self, uuid: str) -> None:

@@ -83,11 +83,9 @@ class Records:
             return await dbapi.get_node(conn, ident)
 
     async def node_with_ports(self, ident: str) -> tuple[Row, list[Row]]:
-        """The node and its ports (id order), read in one transaction."""
+        """The node and its ports (id order), read together."""
         async with self.db.read() as conn:
-            node = await dbapi.get_node(conn, ident)
-            found = await dbapi.ports_of_node(conn, node["uuid"], limit=PORTS_PER_NODE)
-        return node, found or []
+            return await dbapi.node_with_ports(conn, ident, PORTS_PER_NODE)
 
     async def list_nodes(self, *, columns: Iterable[str], filters: Mapping[str, Any],
                          limit: int, marker: str | None, sort_key: str,
@@ -136,10 +134,13 @@ class Records:
         processing writes what the hooks and rules decided this way, in one request."""
 
         async def attempt() -> Row | str | None:
-            row = await self.get_node(ident)
+            if ports:
+                row, own = await self.node_with_ports(ident)
+            else:
+                row, own = await self.get_node(ident), []
             if row["reservation"] is not None:
                 return str(row["uuid"])
-            port_writes = await self._port_writes(row, ports)
+            port_writes = await self._port_writes(row, own, ports)
             row["chassis_uuid"] = (await self.chassis_uuids_of([row["chassis_id"]])).get(
                 row["chassis_id"]) if row["chassis_id"] is not None else None
             new = change(row)
@@ -213,18 +214,14 @@ class Records:
                 f"the maximum number of traits per node ({len(new)} vs. {MAX_TRAITS})")
         return None if new == current else new
 
-    async def _port_writes(self, node: Row, ports: Sequence[tuple[str, Change]]
-                           ) -> list[tuple[Row, Row]]:
+    async def _port_writes(self, node: Row, own: list[Row],
+                           ports: Sequence[tuple[str, Change]]) -> list[tuple[Row, Row]]:
         """Each port as read and what its change changes (unchanged ones left out); a port
-        of another node is refused, as is a change that moves it."""
-        if not ports:
-            return []
-        async with self.db.read() as conn:
-            found = await dbapi.ports_of_node(conn, node["uuid"], limit=PORTS_PER_NODE) or []
-        own = {p["uuid"]: p for p in found}
+        of another node (not among its `own`) is refused, as is a change that moves it."""
+        by_uuid = {p["uuid"]: p for p in own}
         writes = []
         for ident, change in ports:
-            port = own.get(ident) or await self.get_port(ident)  # 404 for none at all
+            port = by_uuid.get(ident) or await self.get_port(ident)  # 404 for none at all
             if port["node_id"] != node["id"]:
                 raise Invalid(f"Port {port['uuid']} is not a port of node {node['uuid']}")
             new = change(port)

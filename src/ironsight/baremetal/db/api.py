@@ -434,6 +434,31 @@ _PORTS_OF_NAMED_NODE = {
     .where(nodes.c[key] == bindparam("ident")).order_by(ports.c.id).limit(bindparam("limit"))
     for key in ("uuid", "name")}
 
+# The same with the whole node: its columns on every row, the ports' as `p_<column>`.
+_NODE_WITH_PORTS = {
+    key: select(*nodes.c, *(c.label(f"p_{c.name}") for c in ports.c),
+                portgroups.c.uuid.label("p_portgroup_uuid"))
+    .select_from(nodes.outerjoin(ports, ports.c.node_id == nodes.c.id)
+                 .outerjoin(portgroups, portgroups.c.id == ports.c.portgroup_id))
+    .where(nodes.c[key] == bindparam("ident")).order_by(ports.c.id).limit(bindparam("limit"))
+    for key in ("uuid", "name")}
+_NODE_COLUMNS = tuple(c.name for c in nodes.c)
+_PORT_COLUMNS = (*(c.name for c in ports.c), "portgroup_uuid")
+
+
+async def node_with_ports(conn: Conn, ident: str, limit: int) -> tuple[Row, list[Row]]:
+    """The node named `ident` (UUID or name) and its ports (id order, at most `limit`, each
+    with `node_uuid` and `portgroup_uuid`), in one statement."""
+    key, value = _by_ident(ident)
+    rows = (await conn.execute(_NODE_WITH_PORTS[key],
+                               {"ident": value, "limit": limit})).mappings().all()
+    if not rows:
+        raise NotFound(f"Node {ident} could not be found.")
+    node = {k: rows[0][k] for k in _NODE_COLUMNS}
+    found = [{**{k: r[f"p_{k}"] for k in _PORT_COLUMNS}, "node_uuid": node["uuid"]}
+             for r in rows if r["p_id"] is not None]
+    return node, found
+
 
 async def get_port(conn: Conn, ident: str) -> Row:
     if not is_uuid_like(ident):
