@@ -40,7 +40,7 @@ test: venv lint
 	IRONSIGHT_TEST_IPA_VENV=$$(scripts/ensure-ipa.sh $(STATE)) \
 	IRONSIGHT_TEST_OSC_VENV=$$(scripts/ensure-osc.sh $(STATE)) \
 	IRONSIGHT_SUSHY_TOOLS_VENV=$$(scripts/ensure-sushy-tools.sh $(STATE)) \
-	  $(VENV)/bin/pytest -q -p no:cacheprovider
+	  $(VENV)/bin/pytest -q -p no:cacheprovider --durations=30
 
 unit: venv
 	$(VENV)/bin/pytest -q -m "not functional and not e2e"
