@@ -14,7 +14,9 @@ have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok ins
 # client of the functional tests (discoverd's TFTP server); libvirt-dev pkg-config: libvirt-python
 # of the Redfish emulator's venv (scripts/ensure-sushy-tools.sh); xorriso mtools grub-pc-bin: the
 # ramdisk's virtual-media ISO (its image, its UEFI FAT image, its BIOS GRUB); prometheus: its
-# promtool checks the shipped alert rules (docs/examples/prometheus-alerts.yml; no service runs).
+# promtool checks the shipped alert rules (docs/examples/prometheus-alerts.yml) and a
+# Prometheus server of a test's own (a free port) scrapes a test service with them and runs
+# the Grafana dashboard's queries.
 for pkg in ipmitool openssh-server openssh-client python3-venv python3.11 iproute2 dnsmasq-base \
            iptables ipxe busybox-static cpio kmod qemu-system-x86 qemu-utils ipxe-qemu haproxy \
            libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients openssl \
