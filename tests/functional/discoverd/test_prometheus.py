@@ -104,12 +104,9 @@ def quick_rules(directory: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    svc = ServiceProcess(tmp_path_factory.mktemp("monitored")).start()
-    try:
-        yield svc
-    finally:
-        svc.stop()
+def service(baremetal_service: ServiceProcess) -> ServiceProcess:
+    """`ironsight serve`, both services in one process (conftest.py)."""
+    return baremetal_service
 
 
 @pytest.fixture(scope="module")

@@ -161,15 +161,19 @@ def in_place_change(ops: Any) -> Change:
     applied to the port as it is then (no read ahead)."""
 
     def change(row: dict[str, Any]) -> dict[str, Any]:
-        patched = schemas.apply_patch({k: row[k] for k in _PATCHABLE}, ops, _PATCHABLE)
-        patched.pop("portgroup_uuid")
-        for key in ("local_link_connection", "extra"):
-            if patched.get(key) is None:
-                patched[key] = {}
-        return {**schemas.PortFields.model_validate(patched).model_dump(),
-                "portgroup_id": row["portgroup_id"]}
+        return _patched(row, ops, row["portgroup_id"])
 
     return change
+
+
+def _patched(row: dict[str, Any], ops: Any, group_id: int | None) -> dict[str, Any]:
+    """The port's fields after the patch, checked, in `group_id`'s portgroup."""
+    patched = schemas.apply_patch({k: row[k] for k in _PATCHABLE}, ops, _PATCHABLE)
+    patched.pop("portgroup_uuid")
+    for key in ("local_link_connection", "extra"):
+        if patched.get(key) is None:
+            patched[key] = {}
+    return {**schemas.PortFields.model_validate(patched).model_dump(), "portgroup_id": group_id}
 
 
 async def port_change(ctx: Ctx, current: dict[str, Any], ops: Any) -> Change:
@@ -184,13 +188,7 @@ async def port_change(ctx: Ctx, current: dict[str, Any], ops: Any) -> Change:
         await _check_physnet(ctx, group_id, wanted["physical_network"], current["uuid"])
 
     def change(row: dict[str, Any]) -> dict[str, Any]:
-        patched = schemas.apply_patch({k: row[k] for k in _PATCHABLE}, ops, _PATCHABLE)
-        patched.pop("portgroup_uuid")
-        for key in ("local_link_connection", "extra"):
-            if patched.get(key) is None:
-                patched[key] = {}
-        return {**schemas.PortFields.model_validate(patched).model_dump(),
-                "portgroup_id": group_id}
+        return _patched(row, ops, group_id)
 
     return change
 

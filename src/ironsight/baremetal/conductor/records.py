@@ -66,6 +66,7 @@ DELETABLE = (states.ENROLL, states.MANAGEABLE, states.AVAILABLE, states.INSPECTF
              states.ADOPTFAIL)
 # Ironic's limit of traits per node.
 MAX_TRAITS = 50
+PORTS_PER_NODE = 1000  # the ports a node snapshot lists (discoverd's processing reads them)
 
 
 class Records:
@@ -490,9 +491,6 @@ def _node_missing(ident: str, field: str | None) -> NotFound | Invalid:
     (as Ironic answers)."""
     missing = NotFound(f"Node {ident} could not be found.")
     return missing if field is None else Invalid(f"{field}: {missing}")
-
-
-PORTS_PER_NODE = 1000  # the ports a node snapshot lists (discoverd's processing reads them)
 
 
 class _PortChanged(Exception):
