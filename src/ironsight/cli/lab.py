@@ -153,7 +153,8 @@ def _summary(info: dict[str, Any]) -> str:
         table.add_row(vm["name"], vm["mac"], vm["driver"] or "-",
                       _BMC.get(vm["driver"], f"udp/{vm['bmc_port']}"),
                       vm["firmware"] + (" IPv6-only" if vm["ipv6_only"] else ""),
-                      str(vm["cpus"]), str(vm["memory_mb"]), str(vm["disk_gb"]),
+                      str(vm["cpus"]), str(vm["memory_mb"]) + ("*" if vm.get(
+                          "hardware_changed") else ""), str(vm["disk_gb"]),
                       (vm.get("domain_state") or "?") if vm["driver"] in _BMC
                       else str(vm["qemu_pid"] or "off"),
                       vm["provision_state"] or "?", vm["power_state"] or "?", found)
@@ -166,6 +167,15 @@ def _summary(info: dict[str, Any]) -> str:
                       f"{info['daemon_pid']}, serve pid {info['serve_pid']}")
         console.print(f"bare-metal API {info['api_url']}, discoverd {info['discoverd_url']}"
                       + (f" (unreachable: {info['api_error']})" if info["api_error"] else ""))
+        changed = [f"{vm['name']} ({vm['hardware']})" for vm in info["vms"]
+                   if vm.get("hardware_changed")]
+        if changed:
+            console.print("* hardware changed by `ironsight lab hardware` (from the next "
+                          f"power on; `--reset` undoes it): {', '.join(changed)}")
+        for vm in info["vms"]:
+            if vm.get("hardware_error"):
+                console.print(f"{vm['name']}: its hardware override cannot be read: "
+                              f"{vm['hardware_error']}")
         if unknown:
             console.print(f"unknown VMs (not enrolled; `ironsight lab power-on NAME`): "
                           f"{', '.join(unknown)}; delivery manifest {info.get('manifest')}",

@@ -28,12 +28,13 @@ from ironsight.client.wait import Poller, until
 from ironsight.common.config import ProcessingSection, default_ramdisk_dir
 from ironsight.common.files import private_dir
 from ironsight.lab import firmware, hypervisor, manifest, network, redfish_bmc
+from ironsight.lab.hardware import describe
 from ironsight.lab.hypervisor import Hypervisor, HypervisorDirs, HypervisorError
 from ironsight.lab.network import LabNetwork
 from ironsight.lab.nodes import RedfishAccess, enroll, provision, wait_states
 from ironsight.lab.pki import make_pki
 from ironsight.lab.processes import child_exited, log_tail, spawn, terminate
-from ironsight.lab.qemu import ensure_disks
+from ironsight.lab.qemu import HardwareError, effective_spec, ensure_disks
 from ironsight.lab.redfish_bmc import VMEDIA_POOL, RedfishEmulator
 from ironsight.lab.state import (
     CONF_FILE,
@@ -381,9 +382,17 @@ def status(state_dir: Path) -> dict[str, Any]:
     for vm in lab.vms:
         node = nodes.get(vm.spec.name, {})
         props = node.get("properties") or {}
+        boots, hardware_error = vm.spec, None
+        if not vm.under_libvirt:  # `lab hardware`'s override, read as QEMU reads it
+            try:
+                boots = effective_spec(vm.spec, lab.files(vm.spec.name))
+            except HardwareError as exc:
+                hardware_error = str(exc)
         vms.append({
-            **vm.spec.as_dict(), "driver": node.get("driver") or (vm.driver if vm.enroll
-                                                                   else None),
+            **boots.as_dict(), "driver": node.get("driver") or (vm.driver if vm.enroll
+                                                                 else None),
+            "hardware_changed": boots != vm.spec, "hardware": describe(boots),
+            "hardware_error": hardware_error,
             "unknown": vm.unknown, "bmc_port": vm.bmc_port,
             "bmc_root_port": lab.state.get("bmc_root_ports", {}).get(vm.spec.name),
             "qemu_pid": lab.qemu_pid(vm.spec.name),

@@ -176,3 +176,35 @@ def test_power_on_of_a_lab_that_is_down_names_the_vm(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "cannot power unknown-1 on: the lab in" in result.output
     assert "is not up" in result.output
+
+
+def test_status_shows_hardware_changed_by_lab_hardware_and_what_it_boots_with(
+        tmp_path: Path) -> None:
+    vms = default_vms(2)
+    (tmp_path / STATE_FILE).write_text(json.dumps({
+        "network": LabNetwork(namespace="isv-absent").__dict__,
+        "vms": [vm.as_dict() for vm in vms], "pids": {}}))
+    changed = lab("hardware", vms[1].spec.name, "--state-dir", str(tmp_path),
+                  "--memory-mb", str(vms[1].spec.memory_mb + 128), "--no-extra-disks")
+    assert changed.exit_code == 0, changed.output
+    info = json.loads(lab("status", "--state-dir", str(tmp_path), "--json").output)
+    first, second = info["vms"]
+    assert (first["hardware_changed"], second["hardware_changed"]) == (False, True)
+    assert (second["memory_mb"], second["extra_disks_mb"]) == (vms[1].spec.memory_mb + 128, [])
+    shown = lab("status", "--state-dir", str(tmp_path)).output
+    assert f"{vms[1].spec.memory_mb + 128}*" in shown
+    assert (f"hardware changed by `ironsight lab hardware` (from the next power on; "
+            f"`--reset` undoes it): {vms[1].spec.name} ({vms[1].spec.memory_mb + 128} MiB, "
+            "no extra disk)") in " ".join(shown.split())
+
+
+def test_status_names_a_hardware_override_it_cannot_read(tmp_path: Path) -> None:
+    vms = default_vms(1)
+    (tmp_path / STATE_FILE).write_text(json.dumps({
+        "network": LabNetwork(namespace="isv-absent").__dict__,
+        "vms": [vm.as_dict() for vm in vms], "pids": {}}))
+    (tmp_path / "vms").mkdir(exist_ok=True)
+    (tmp_path / "vms" / f"{vms[0].spec.name}.hardware.json").write_text('{"memory_mb": -1}')
+    (vm,) = json.loads(lab("status", "--state-dir", str(tmp_path), "--json").output)["vms"]
+    assert "memory_mb" in vm["hardware_error"]
+    assert vm["memory_mb"] == vms[0].spec.memory_mb
