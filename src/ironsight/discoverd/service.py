@@ -13,6 +13,7 @@ from starlette.applications import Starlette
 from ironsight.common.asgi_call import AsgiCall
 from ironsight.common.config import Config
 from ironsight.common.db import Database, run_migrations
+from ironsight.common.exceptions import IronsightError
 from ironsight.common.ratelimit import ramdisk_limiter
 from ironsight.common.workers import WorkerPool
 from ironsight.discoverd.api.app import create_app, create_ramdisk_app
@@ -35,6 +36,8 @@ from ironsight.discoverd.rule_store import RuleSet, RuleStore
 from ironsight.discoverd.webhooks import Webhooks
 
 LOG = logging.getLogger(__name__)
+WARM_FIRST_DELAY = 1.0  # seconds: the fleet index's next build after a failed one
+WARM_MAX_DELAY = 60.0
 MIGRATIONS = "ironsight.discoverd.db:migrations"
 
 
@@ -74,13 +77,14 @@ class DiscoverdService:
         self.processor.discovery.webhooks = self.webhooks
         self.recovery = Recovery(conf, self.cache, self.introspector, self.processor,
                                  self.workers, self.members)
+        self.fleet = FleetIndex(self.db, self.ironic)
         self.metrics = discoverd_metrics(self.cache, self.members, self.pxe,
                                          self.processor.rejections, self.recovery.deadlines,
                                          self.processor.discovery, self.webhooks)
         deps = DiscoverdDeps(conf, self.cache, self.introspector, self.processor, self.ironic,
                              self.members, ramdisk_limiter=self.ramdisk_limiter,
                              rules=self.rules, deadlines=self.recovery.deadlines,
-                             fleet=FleetIndex(self.db, self.ironic), webhooks=self.webhooks)
+                             fleet=self.fleet, webhooks=self.webhooks)
         boot_routes = self.pxe.routes() if self.pxe is not None else []
         self.app: Starlette = create_app(deps, boot_routes, self.metrics)
         self.ramdisk_app = (create_ramdisk_app(deps, boot_routes)
@@ -103,8 +107,30 @@ class DiscoverdService:
         if self.webhooks.enabled:
             self._periodic.append(loop.create_task(self.webhooks.run(),
                                                    name="discoverd-webhooks"))
+        if self.conf.fleet.warm_at_start:
+            self._periodic.append(loop.create_task(self._warm_fleet(),
+                                                   name="discoverd-fleet-warm"))
         if self.conf.introspection.timeout <= 0:
             LOG.warning("Introspection timeout is disabled ([introspection] timeout = 0)")
+
+    async def _warm_fleet(self) -> None:
+        """The fleet index built once, in the background. The bare-metal API may answer
+        only after this service starts (its own process, a rolling restart): asked again,
+        backing off, for as long as the service runs; a query made meanwhile builds it."""
+        delay = WARM_FIRST_DELAY
+        while True:
+            try:
+                await self.fleet.refresh()
+            except (IronsightError, OSError) as exc:
+                LOG.info("Fleet index not built yet (%s); trying again in %g s", exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, WARM_MAX_DELAY)
+                continue
+            except Exception:
+                LOG.exception("Fleet index not built at start; the first query builds it")
+                return
+            LOG.info("Fleet index built at start: %d nodes", len(self.fleet))
+            return
 
     async def stop(self) -> None:
         for task in self._periodic:

@@ -4,6 +4,7 @@ a model; each inspection's component change events, in the node's history and th
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from typing import Any
 
@@ -252,3 +253,32 @@ async def test_the_bare_metal_stamps_answer_the_nodes_changed_since_a_time(
     assert new.uuid in dict(since["nodes"]) and since["count"] == 2
     resp = await bm.get("/v1/fleet/stamps", params={"since": "yesterday"})
     assert resp.status_code == 400 and "since" in resp.text
+
+
+async def until_indexed(svc: Any, count: int, timeout: float = 10) -> int:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while len(svc.fleet) != count and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    return len(svc.fleet)
+
+
+@pytest.mark.discoverd_conf(fleet={"warm_at_start": "true"})
+async def test_with_warm_at_start_the_index_is_built_before_any_query(
+        bm: httpx.AsyncClient, discoverds: Any) -> None:
+    for _ in range(3):
+        await make_node(bm)
+    svc = await discoverds.start()
+    assert await until_indexed(svc, 3) == 3
+
+
+async def test_by_default_the_index_waits_for_the_first_query(
+        bm: httpx.AsyncClient, discoverds: Any) -> None:
+    await make_node(bm)
+    svc = await discoverds.start()
+    await asyncio.sleep(0.5)
+    assert len(svc.fleet) == 0
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=svc.app),
+                                 base_url="http://di.test") as di:
+        assert len(await uuids(di, "true")) == 1
+    assert len(svc.fleet) == 1
