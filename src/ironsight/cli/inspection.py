@@ -22,7 +22,7 @@ def register(cli: click.Group) -> None:
 @click.group(cls=DiscoverdGroup)
 @discoverd_options(group=True)
 def inspection() -> None:
-    """The fleet's inspections: refused callbacks, step deadlines."""
+    """The fleet's inspections: the board, refused callbacks, step deadlines."""
 
 
 @inspection.command("rejected")
@@ -63,6 +63,32 @@ def inspection_deadlines(ctx: click.Context) -> None:
             f"{found.get('min_samples')} per step)"
             + ("" if found.get("deadlines") else
                "; none learned yet: too few successful attempts with timelines"))
+        return shown
+
+    emit(ctx, found, table)
+
+
+BOARD_COLUMNS = [("Node", "uuid"), ("State", "state"), ("Waits for", "step"),
+                 ("Quiet (s)", "quiet_seconds"), ("Deadline (s)", "deadline_seconds"),
+                 ("Overdue", "overdue")]
+
+
+@inspection.command("board")
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True,
+              help="How many attempts to list, the quiet the longest first.")
+@discoverd_options()
+@click.pass_context
+def inspection_board(ctx: click.Context, limit: int) -> None:
+    """The running inspections: how many wait at each step, and the ones that have shown
+    no step for the longest first, with the deadline each is held to."""
+    found = discoverd_api(ctx).get_board(limit=limit)
+
+    def table() -> Table:
+        shown = list_table(found.get("attempts") or [], BOARD_COLUMNS)
+        steps = ", ".join(f"{s['step']} {s['count']}"
+                          + (f" ({s['overdue']} overdue)" if s.get("overdue") else "")
+                          for s in found.get("steps") or [])
+        shown.caption = f"{found.get('running', 0)} running" + (f": {steps}" if steps else "")
         return shown
 
     emit(ctx, found, table)

@@ -428,6 +428,12 @@ class Client:
         """The learned step deadlines and their settings (an ironsight extension)."""
         return dict(self._run(_get("deadlines")) or {})
 
+    def get_board(self, limit: int | None = None) -> dict[str, Any]:
+        """The running attempts by step, the quiet the longest first (an ironsight
+        extension)."""
+        params = {} if limit is None else {"limit": str(limit)}
+        return dict(self._run(_get_query("board", params)) or {})
+
     def abort(self, uuid: str) -> None:
         self._run(_post(_node_path(uuid, "abort")))
 

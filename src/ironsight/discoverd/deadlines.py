@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import and_, select
 
 from ironsight.common.config import DeadlinesSection
-from ironsight.common.db import Database
+from ironsight.common.db import Conn, Database
 from ironsight.discoverd import diagnosis, states
 from ironsight.discoverd.db.models import introspections, phases
 from ironsight.discoverd.timeline import phases_of
@@ -164,16 +164,21 @@ class Deadlines:
         self.learned_at = now
         return self.listed()
 
+    async def current(self, now: dt.datetime) -> Deadlines:
+        """Itself, relearned first when its deadlines are older than `learn_interval`."""
+        if self.learned_at is None or (
+                now - self.learned_at).total_seconds() >= self.conf.learn_interval:
+            await self.learn(now)
+        return self
+
     def listed(self) -> list[Deadline]:
         """The learned deadlines, by model, then in the order of the steps."""
-        return sorted(self.learned.values(), key=lambda d: (d.model, _order(d.step)))
+        return sorted(self.learned.values(), key=lambda d: (d.model, step_order(d.step)))
 
     async def overdue(self, now: dt.datetime) -> list[Late]:
         """The waiting attempts past their step's deadline, read in two queries (their
         current runs' steps; their models)."""
-        if self.learned_at is None or (
-                now - self.learned_at).total_seconds() >= self.conf.learn_interval:
-            await self.learn(now)
+        await self.current(now)
         if not self.learned:
             return []
         current = and_(phases.c.uuid == introspections.c.uuid,
@@ -190,15 +195,7 @@ class Deadlines:
                 by_node.setdefault(row["uuid"], []).append(dict(row))
             waits = {uuid: w for uuid, found in by_node.items()
                      if (w := waiting_for(found)) is not None}
-            models: dict[str, str] = {}
-            if waits:
-                for uuid, details in (await conn.execute(
-                        select(phases.c.uuid, phases.c.details)
-                        .where(phases.c.phase == diagnosis.REPORT_RECEIVED,
-                               phases.c.uuid.in_(list(waits)))
-                        .order_by(phases.c.id))).all():
-                    if (details or {}).get("model"):
-                        models[uuid] = details["model"]  # the newest wins
+            models = await models_of(conn, list(waits))
         late = []
         for uuid, wait in waits.items():
             limit = self.deadline(wait.step, models.get(uuid))
@@ -219,6 +216,20 @@ class Deadlines:
                 f"{self.conf.min_seconds:g}-{self.conf.max_seconds:g} s)")
 
 
+async def models_of(conn: Conn, uuids: Sequence[str]) -> dict[str, str]:
+    """The hardware model each node's newest report named, of the nodes that have one."""
+    models: dict[str, str] = {}
+    if uuids:
+        for uuid, details in (await conn.execute(
+                select(phases.c.uuid, phases.c.details)
+                .where(phases.c.phase == diagnosis.REPORT_RECEIVED,
+                       phases.c.uuid.in_(list(uuids)))
+                .order_by(phases.c.id))).all():
+            if (details or {}).get("model"):
+                models[uuid] = details["model"]  # the newest wins
+    return models
+
+
 def _model(found: Sequence[Mapping[str, Any]]) -> str | None:
     for p in found:
         if p.get("phase") == diagnosis.REPORT_RECEIVED:
@@ -226,6 +237,6 @@ def _model(found: Sequence[Mapping[str, Any]]) -> str | None:
     return None
 
 
-def _order(step: str) -> int:
+def step_order(step: str) -> int:
     return diagnosis.PHASES.index(step) if step in diagnosis.PHASES else len(diagnosis.PHASES)
 

@@ -61,3 +61,28 @@ def test_deadlines_table_says_when_none_is_learned(run, api):
     result = run("inspection", "deadlines")
     assert result.exit_code == 0, result.output
     assert "none learned yet" in result.output
+
+
+BOARD = {"running": 3,
+         "steps": [{"step": "loader_fetched", "count": 2, "overdue": 1},
+                   {"step": "processing", "count": 1, "overdue": 0}],
+         "attempts": [{"uuid": "n1", "state": "waiting", "step": "loader_fetched",
+                       "since": "2026-12-07T04:00:00", "quiet_seconds": 612.4,
+                       "deadline_seconds": 90.0, "overdue": True}]}
+
+
+def test_board_asks_for_the_limit_and_prints_the_counts_and_the_quietest(run, api):
+    api.add("GET", "/v1/board", httpx.Response(200, json=BOARD))
+    result = run("inspection", "board", "--limit", "5")
+    assert result.exit_code == 0, result.output
+    assert str(api.requests[0].url) == "http://127.0.0.1:5050/v1/board?limit=5"
+    assert "n1" in result.output and "612.4" in result.output and "90.0" in result.output
+    assert ("3 running: loader_fetched 2 (1 overdue), processing 1"
+            in " ".join(result.output.split()))
+
+
+def test_board_as_json_is_discoverds_answer(run, api):
+    api.add("GET", "/v1/board", httpx.Response(200, json=BOARD))
+    result = run("inspection", "board", "-f", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == BOARD

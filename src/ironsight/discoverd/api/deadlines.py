@@ -1,6 +1,6 @@
 """`GET /v1/deadlines` (an ironsight extension): the step deadlines discoverd holds waiting
 attempts to (deadlines.py), learned from this fleet's recent successful attempts, with the
-settings they come from."""
+settings they come from; and `GET /v1/board`, the running attempts against them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from starlette.routing import Route
 
 from ironsight.common.api.endpoint import endpoint
 from ironsight.common.clock import utcnow
-from ironsight.discoverd.api.base import Ctx
+from ironsight.discoverd.api.base import Ctx, parse_limit
+from ironsight.discoverd.board import board, running
 
 
 @endpoint
@@ -18,11 +19,7 @@ async def list_deadlines(ctx: Ctx) -> Any:
     ctx.query(set())
     found = ctx.deps.deadlines
     conf = ctx.deps.conf.deadlines
-    now = utcnow()
-    stale = found is None or found.learned_at is None or (
-        now - found.learned_at).total_seconds() >= conf.learn_interval
-    learned = (await found.learn(now) if stale and found is not None
-               else found.listed() if found is not None else [])
+    learned = (await found.current(utcnow())).listed() if found is not None else []
     return 200, {
         "enabled": conf.enabled, "factor": conf.factor, "min_seconds": conf.min_seconds,
         "max_seconds": conf.max_seconds, "samples": conf.samples,
@@ -31,4 +28,17 @@ async def list_deadlines(ctx: Ctx) -> Any:
         "deadlines": [d.as_dict() for d in learned]}
 
 
-routes = [Route("/v1/deadlines", list_deadlines, methods=["GET"])]
+
+
+@endpoint
+async def inspection_board(ctx: Ctx) -> Any:
+    """`GET /v1/board?limit=50` (an ironsight extension, a reader may): the running attempts
+    by the step each waits for, and the `limit` quiet the longest, first (board.py)."""
+    limit = parse_limit(ctx.query({"limit"}), default=50)
+    now = utcnow()
+    found = await running(ctx.deps.cache.db, ctx.deps.deadlines, now)
+    return 200, board(found, now, limit)
+
+
+routes = [Route("/v1/deadlines", list_deadlines, methods=["GET"]),
+          Route("/v1/board", inspection_board, methods=["GET"])]
