@@ -22,7 +22,9 @@ With --db-url (a PostgreSQL server), each service keeps its tables in a fresh da
 own there (ironsight_bench_bm, ironsight_bench_di), and what the server saw of the whole flow is
 counted per node and service (bench/pgstats.py: statements by kind, transactions, round trips;
 --top lists the most frequent statements). On SQLite, the counts come from each service's
-/metrics (statements and writes), where the code has them.
+/metrics (statements and writes), where the code has them. --requests lists each service's
+API requests per node by endpoint (its /metrics); with --split, the server CPU is shown per
+service too.
 """
 
 from __future__ import annotations
