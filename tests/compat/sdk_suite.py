@@ -73,10 +73,17 @@ def ensure_venv(state_dir: Path) -> Path:
     return Path(out.stdout.strip())
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def _free_ports(count: int) -> list[int]:
+    """`count` distinct free loopback ports: all bound at once, so that the kernel cannot
+    hand the same one out twice (two ports picked one after the other once were one)."""
+    socks = [socket.socket() for _ in range(count)]
+    try:
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def fake_hardware_type() -> str:
@@ -100,7 +107,7 @@ def serving(workdir: Path, timeout: float = 60) -> Iterator[Service]:
     bare-metal API's `[discoverd] service_url`, for the inspection rules)."""
     state = workdir / "state"
     state.mkdir(parents=True)
-    port, di_port = _free_port(), _free_port()
+    port, di_port = _free_ports(2)
     url, di_url = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{di_port}"
     conf = configparser.ConfigParser(default_section="\x00none", interpolation=None)
     conf.read_dict({

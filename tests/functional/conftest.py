@@ -21,10 +21,19 @@ from sqlalchemy import MetaData, create_engine, text
 PG_URL = os.environ.get("IRONSIGHT_TEST_PG_URL", "")
 
 
+_HANDED_OUT: set[int] = set()  # this test process's ports so far: never twice
+
+
 def free_tcp_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free loopback port not handed out before in this process: two picked one after
+    the other (a service's two listeners) were once the same, and the second bind failed."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 class ServiceProcess:

@@ -31,6 +31,8 @@ from ironsight.lab.hypervisor import Hypervisor, HypervisorError, unavailable
 from ironsight.lab.network import LabNetwork, PortForward
 from ironsight.lab.qemu import VmFiles, VmSpec
 
+from ..conftest import free_tcp_port
+
 SSHD = "/usr/sbin/sshd"
 
 FAKE_VIRSH = r"""#!/bin/sh
@@ -81,12 +83,6 @@ DOMAIN_XML = """<domain type='qemu'>
   </devices>
 </domain>
 """
-
-
-def free_tcp_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _keygen(path: Path) -> str:

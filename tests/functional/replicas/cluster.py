@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,15 +20,11 @@ from typing import Any
 
 import httpx
 
+from ..conftest import free_tcp_port as free_port
+
 ROOT = Path(__file__).resolve().parents[3]
 HAPROXY_CFG = ROOT / "docs" / "examples" / "haproxy.cfg"
 BM = {"X-OpenStack-Ironic-API-Version": "1.115"}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def until(condition: Callable[[], Any], timeout: float, what: str,
