@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..conftest import ServiceProcess, free_tcp_port
+from ..conftest import ServiceProcess, free_tcp_port, stop_process
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "docs" / "examples"
 RULES = EXAMPLES / "prometheus-alerts.yml"
@@ -70,13 +70,7 @@ class Prometheus:
         return body["data"]
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
 
 def until(found: Callable[[], Any], timeout: float, what: str,
