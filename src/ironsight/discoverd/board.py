@@ -29,13 +29,18 @@ class Attempt:
     since: dt.datetime
     deadline: Deadline | None
 
+    def quiet(self, now: dt.datetime) -> float:
+        return max((now - self.since).total_seconds(), 0.0)
+
+    def overdue(self, now: dt.datetime) -> bool:
+        return self.deadline is not None and self.quiet(now) > self.deadline.seconds
+
     def as_dict(self, now: dt.datetime) -> dict[str, Any]:
-        quiet = max((now - self.since).total_seconds(), 0.0)
         return {"uuid": self.uuid, "state": self.state, "step": self.step,
-                "since": self.since.isoformat(), "quiet_seconds": round(quiet, 1),
+                "since": self.since.isoformat(), "quiet_seconds": round(self.quiet(now), 1),
                 "deadline_seconds": (round(self.deadline.seconds, 1)
                                      if self.deadline is not None else None),
-                "overdue": self.deadline is not None and quiet > self.deadline.seconds}
+                "overdue": self.overdue(now)}
 
 
 async def running(db: Database, deadlines: Deadlines | None,
@@ -73,7 +78,7 @@ def board(found: list[Attempt], now: dt.datetime, limit: int) -> dict[str, Any]:
     """`{"running", "steps": [{"step", "count", "overdue"}] (in the order of the
     steps), "attempts": [the `limit` quiet the longest]}`."""
     counts = Counter(a.step for a in found)
-    late = Counter(a.step for a in found if a.as_dict(now)["overdue"])
+    late = Counter(a.step for a in found if a.overdue(now))
     return {"running": len(found),
             "steps": [{"step": step, "count": counts[step], "overdue": late[step]}
                       for step in sorted(counts, key=lambda s: (step_order(s), s))],

@@ -468,13 +468,14 @@ async def apply_changes(ctx: Ctx) -> Any:
 
     port_changes = []
     for n, item in enumerate(body.ports):
-        moved = ports.patched_fields(item.patch) & {"node_uuid", "portgroup_uuid"}
+        touched = ports.patched_fields(item.patch)
+        moved = touched & {"node_uuid", "portgroup_uuid"}
         if moved:
             raise Invalid(f"ports[{n}].patch: {', '.join(sorted(moved))} cannot be changed "
                           f"here; PATCH /v1/ports/{item.uuid} does it")
         if not is_uuid_like(item.uuid):
             raise Invalid(f"Invalid value for ports[{n}].uuid: {item.uuid!r} (a port UUID)")
-        if "physical_network" in ports.patched_fields(item.patch):  # checked against its group
+        if "physical_network" in touched:  # checked against its group
             current = await ctx.deps.records.get_port(item.uuid)
             change = await ports.port_change(ctx, current, item.patch)
         else:

@@ -233,10 +233,7 @@ class Inspection:
     async def _known(self, node: NodeContext) -> NodeContext:
         """The node with its ports' MACs, for a hands-off start: one read here saves the
         inspection service reading them back through the API."""
-        async with self.db.read() as conn:
-            ports = await dbapi.ports_of_node(conn, node.uuid, limit=1000) or []
-        return replace(node, macs=tuple(
-            str(p["address"]).lower() for p in ports if p.get("address")))
+        return replace(node, macs=tuple(await self._macs(node.uuid)))
 
     async def _macs(self, uuid: str) -> list[str]:
         """The node's port MACs, PXE-enabled first."""
