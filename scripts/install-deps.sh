@@ -16,12 +16,13 @@ have() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok ins
 # ramdisk's virtual-media ISO (its image, its UEFI FAT image, its BIOS GRUB); prometheus: its
 # promtool checks the shipped alert rules (docs/examples/prometheus-alerts.yml) and a
 # Prometheus server of a test's own (a free port) scrapes a test service with them and runs
-# the Grafana dashboard's queries.
+# the Grafana dashboard's queries; chromium: the web console's browser tests, driven headless by
+# Playwright (tests/functional/console; Playwright's own browser download is not used).
 for pkg in ipmitool openssh-server openssh-client python3-venv python3.11 iproute2 dnsmasq-base \
            iptables ipxe busybox-static cpio kmod qemu-system-x86 qemu-utils ipxe-qemu haproxy \
            libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients openssl \
            ovmf shim-signed grub-efi-amd64-signed nftables curl libvirt-dev pkg-config \
-           xorriso mtools grub-pc-bin prometheus; do
+           xorriso mtools grub-pc-bin prometheus chromium; do
   have "$pkg" || need+=("$pkg")
 done
 # PostgreSQL: only when no server answers and none is installed.

@@ -6,11 +6,13 @@ from __future__ import annotations
 import logging
 
 from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from ironsight.baremetal.api.app import create_app, create_ramdisk_app
 from ironsight.baremetal.api.base import BaremetalDeps
 from ironsight.baremetal.conductor.manager import Conductor
 from ironsight.baremetal.conductor.periodic import PeriodicTasks
+from ironsight.baremetal.console.app import WithConsole, create_console
 from ironsight.baremetal.db.models import VERSION_TABLE
 from ironsight.baremetal.discoverd_proxy import DiscoverdProxy
 from ironsight.baremetal.drivers.loader import load_drivers
@@ -42,7 +44,11 @@ class BaremetalService:
         self.discoverd = DiscoverdProxy(conf)
         deps = BaremetalDeps(conf, self.conductor, self.conductor.records,
                              ramdisk_limiter=ramdisk_limiter(conf), discoverd=self.discoverd)
-        self.app: Starlette = create_app(deps, self.metrics)
+        self.api_app: Starlette = create_app(deps, self.metrics)
+        self.app: ASGIApp = self.api_app
+        if conf.console.enabled:
+            self.app = WithConsole(self.api_app,
+                                   create_console(conf, self.api_app, self.discoverd))
         self.ramdisk_app = create_ramdisk_app(deps) if conf.api.ramdisk_host else None
 
     async def start(self) -> None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -125,8 +125,10 @@ class AsgiCall:
 
     async def request(self, method: str, path: str, *, query: str = "",
                       headers: Iterable[tuple[str, str]] = (), body: bytes | None = None,
-                      timeout: float | None = None) -> Answer:
-        """`path` as on the request line (percent-encoded), `query` without its `?`.
+                      timeout: float | None = None,
+                      extra_scope: Mapping[str, Any] | None = None) -> Answer:
+        """`path` as on the request line (percent-encoded), `query` without its `?`;
+        `extra_scope`: keys added to the request's scope (PRESET_IDENTITY: the caller).
         A `Content-Length` is added as an HTTP client adds it. Raises TimeoutError after
         `timeout` seconds (the request itself runs on), IncompleteAnswer as described."""
         raw = [(name.lower().encode("latin-1"), value.encode("latin-1"))
@@ -140,6 +142,8 @@ class AsgiCall:
             "scheme": self.scheme, "root_path": "", "headers": raw, "state": {},
             "method": method, "path": unquote(path) if "%" in path else path,
             "raw_path": raw_path, "query_string": query.encode("ascii")}
+        if extra_scope:
+            scope.update(extra_scope)
         exchange = _Exchange(body or b"", method == "HEAD")
         # a task of its own, in an empty context: as uvicorn runs each request
         loop = asyncio.get_running_loop()

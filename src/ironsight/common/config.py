@@ -685,6 +685,27 @@ class FleetSection:
 
 
 @dataclass(frozen=True)
+class ConsoleSection:
+    """The web console (docs/ui.md): pages under /ui/ on the bare-metal API's listener."""
+
+    enabled: bool = opt(True, "Serve the console at /ui/ on the bare-metal API's listener.")
+    session_key_file: str = opt(
+        "", "File holding the key that signs console session cookies (created, mode 0600, "
+        "when missing). Replicas behind one load balancer must share it, or a session made "
+        "on one is refused by the others. Empty: <state_dir>/console-session.key.")
+    session_lifetime: int = opt(
+        28800, "Seconds a console session lasts after its login; then the user logs in "
+        "again.", minimum=60)
+    secure_cookie: str = opt(
+        "auto", "Whether the session cookie is marked Secure (sent over HTTPS only). auto: "
+        "Secure when the API serves HTTPS or the request came over HTTPS (a TLS-terminating "
+        "proxy setting X-Forwarded-Proto), and on plain HTTP only for loopback addresses, "
+        "which browsers treat as secure.", choices=("auto", "always", "never"))
+    bulk_concurrency: int = opt(
+        8, "Nodes a bulk action of the console acts on at the same time.", minimum=1)
+
+
+@dataclass(frozen=True)
 class KeystoneAuthtokenSection:
     """auth_strategy = keystone: where tokens are validated, as whom (keystonemiddleware's
     option names, as Ironic's and ironic-inspector's configurations have them)."""
@@ -746,6 +767,7 @@ class Config:
         default_factory=KeystoneAuthtokenSection)
     webhooks: WebhooksSection = field(default_factory=WebhooksSection)
     fleet: FleetSection = field(default_factory=FleetSection)
+    console: ConsoleSection = field(default_factory=ConsoleSection)
 
     @property
     def state_dir(self) -> Path:

@@ -88,6 +88,33 @@ async def test_pages_follow_the_marker_until_every_match_is_listed(
     assert seen == sorted(made)
 
 
+async def test_a_sorted_answer_is_paged_by_offset_with_nulls_last(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    small, _ = await inspected(bm, di, memory_mb=4096)
+    big, _ = await inspected(bm, di, memory_mb=65536)
+    never = await make_node(bm)
+    where = " || ".join(f'uuid == "{m.uuid}"' for m in (small, big, never))
+    first = await query(di, where, sort="-hardware.memory_gib", limit=2, fields="name")
+    assert [n["uuid"] for n in first["nodes"]] == [big.uuid, small.uuid]
+    assert first["matched"] == 3 and first["offset"] == 0
+    rest = await query(di, where, sort="-hardware.memory_gib", limit=2, offset=2)
+    assert [n["uuid"] for n in rest["nodes"]] == [never.uuid]
+    ascending = await query(di, where, sort="hardware.memory_gib")
+    assert [n["uuid"] for n in ascending["nodes"]] == [small.uuid, big.uuid, never.uuid]
+
+
+@pytest.mark.parametrize(("params", "named"), [
+    ({"sort": "hardware..x"}, "sort"), ({"sort": "-"}, "sort"),
+    ({"sort": "name", "offset": "-1"}, "offset"), ({"sort": "name", "offset": "x"}, "offset"),
+    ({"sort": "name", "marker": "abc"}, "marker and sort")])
+async def test_a_bad_sort_or_offset_is_a_400_naming_it(di: httpx.AsyncClient,
+                                                       params: dict[str, str],
+                                                       named: str) -> None:
+    resp = await di.get("/v1/fleet/nodes", params={"where": "true", **params})
+    assert resp.status_code == 400, resp.text
+    assert named in resp.json()["error"]["message"]
+
+
 async def test_the_post_form_takes_long_expressions_in_its_body(
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
     m, _ = await inspected(bm, di)

@@ -21,6 +21,10 @@ from ironsight.common.auth.identity import ANONYMOUS_ADMIN, Identity, Role, act_
 from ironsight.common.auth.policy import AccessRules
 
 REALM = "ironsight"
+# A scope key only an in-process caller can set (a server builds scopes from the wire, with
+# string keys of the ASGI spec): the request is made for this Identity, already
+# authenticated. The console calls the API so, as its logged-in user (baremetal/console).
+PRESET_IDENTITY = "ironsight.identity"
 
 
 class Authenticator(Protocol):
@@ -151,8 +155,10 @@ class AuthMiddleware:
         if needed is None:
             await self.app(scope, receive, send)
             return
+        preset = scope.get(PRESET_IDENTITY)
         try:
-            identity = await self.authenticator.identify(Headers(scope=scope))
+            identity = preset if isinstance(preset, Identity) else \
+                await self.authenticator.identify(Headers(scope=scope))
         except Forbidden as exc:
             await self._refuse(scope, receive, send, 403, str(exc), {})
             return

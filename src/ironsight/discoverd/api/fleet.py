@@ -51,23 +51,41 @@ def _index(ctx: Ctx) -> FleetIndex:
 
 
 async def _answer(ctx: Ctx, where: str, limit: int, marker: str | None,
-                  fields: tuple[str, ...]) -> Any:
+                  fields: tuple[str, ...], sort: tuple[str, bool] | None = None,
+                  offset: int = 0) -> Any:
     program = compile_where(where)
+    if sort is not None:
+        if marker is not None:
+            raise Invalid("marker and sort cannot be used together: a sorted answer is paged "
+                          "by offset")
+        verdict = await _index(ctx).verdict(program)  # a console page: as of now
+        return 200, query.sorted_page(verdict, sort=sort, offset=offset, limit=limit,
+                                      fields=fields)
     verdict = await _index(ctx).verdict(program, fresh=marker is None)
     return 200, query.page(verdict, limit=limit, marker=marker, fields=fields)
+
+
+def _offset(params: dict[str, str]) -> int:
+    raw = params.get("offset", "0")
+    if not (raw.isascii() and raw.isdigit() and len(raw) < 10):
+        raise Invalid(f"Invalid value for offset: {raw!r} (a whole number: the matching "
+                      "nodes skipped, with sort)")
+    return int(raw)
 
 
 @endpoint
 async def list_matching(ctx: Ctx) -> Any:
     """`where` (CEL, required), `limit` (1-1000, default 100), `marker` (a UUID: the page
-    after it), `fields` (dotted names of the document; default: a summary)."""
-    params = ctx.query({"where", "limit", "marker", "fields"})
+    after it), `fields` (dotted names of the document; default: a summary); `sort` (a
+    dotted name, `-` in front: descending) with `offset` instead of `marker`."""
+    params = ctx.query({"where", "limit", "marker", "fields", "sort", "offset"})
     where = params.get("where")
     if not where:
         raise Invalid("Missing the where parameter: a CEL expression over the node document "
                       "(docs/fleet.md)")
     return await _answer(ctx, where, parse_limit(params), params.get("marker"),
-                         query.parse_fields(params.get("fields")))
+                         query.parse_fields(params.get("fields")),
+                         query.parse_sort(params.get("sort")), _offset(params))
 
 
 @endpoint

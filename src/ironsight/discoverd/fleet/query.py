@@ -68,6 +68,47 @@ def evaluate(program: Program, docs: Iterable[Mapping[str, Any]]) -> Evaluated:
     return out
 
 
+def _order(value: Any) -> tuple[int, int, Any]:
+    """A sort key for any document value: numbers, then text, then the rest; nulls last."""
+    if value is None:
+        return (2, 0, 0)
+    if isinstance(value, bool | int | float):
+        return (0, 0, float(value))
+    if isinstance(value, str):
+        return (0, 1, value.casefold())
+    if isinstance(value, list):
+        return (0, 1, ",".join(map(str, value)).casefold())
+    return (1, 0, str(value))
+
+
+def parse_sort(raw: str | None) -> tuple[str, bool] | None:
+    """`FIELD` or `-FIELD` (descending); None: UUID order."""
+    if not raw:
+        return None
+    name = raw[1:] if raw.startswith("-") else raw
+    if not name or not all(part.isidentifier() for part in name.split(".")):
+        raise Invalid(f"Invalid value for sort: {raw!r} (a dotted name of the node document, "
+                      "- in front for descending)")
+    return name, raw.startswith("-")
+
+
+def sorted_page(verdict: Evaluated, *, sort: tuple[str, bool], offset: int, limit: int,
+                fields: Sequence[str] = DEFAULT_FIELDS) -> dict[str, Any]:
+    """A page of the matching nodes in another order than their UUIDs': `offset` nodes
+    skipped. Nulls sort last either way; ties keep UUID order."""
+    name, descending = sort
+    present = [d for d in verdict.matched if pick(d, name) is not None]
+    absent = [d for d in verdict.matched if pick(d, name) is None]
+    # stable, reverse too: ties keep the UUID order
+    present.sort(key=lambda d: _order(pick(d, name)), reverse=descending)
+    ordered = present + absent
+    chosen = ordered[offset:offset + limit]
+    return {"nodes": [{n: pick(doc, n) for n in fields} for doc in chosen],
+            "matched": len(verdict.matched), "evaluated": verdict.evaluated,
+            "errors": {"count": verdict.errors, "examples": verdict.examples},
+            "offset": offset, "next_marker": None}
+
+
 def page(verdict: Evaluated, *, limit: int, marker: str | None = None,
          fields: Sequence[str] = DEFAULT_FIELDS) -> dict[str, Any]:
     """The page after `marker` (a UUID) of at most `limit` matching nodes."""

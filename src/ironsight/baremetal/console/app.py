@@ -1,0 +1,210 @@
+"""The console's application, mounted at /ui on the bare-metal API's listener: its routes,
+the session every page is served in, and its answers to refusals."""
+
+from __future__ import annotations
+
+import logging
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ironsight.baremetal.console import board, bulk, fleet, inbox, node
+from ironsight.baremetal.console.calls import Calls
+from ironsight.baremetal.console.filters import COLUMNS
+from ironsight.baremetal.console.login import LoginRefused, log_in
+from ironsight.baremetal.console.pages import (
+    HERE,
+    PREFIX,
+    SECURITY_HEADERS,
+    Console,
+    Refused,
+    checked_form,
+    console_of,
+    render,
+    set_session,
+    to_login,
+)
+from ironsight.baremetal.console.session import COOKIE, Sessions, load_key, session_key_path
+from ironsight.baremetal.discoverd_proxy import DiscoverdProxy
+from ironsight.common.auth.identity import ANONYMOUS_ADMIN, Role
+from ironsight.common.auth.strategy import authenticator
+from ironsight.common.config import Config
+
+LOG = logging.getLogger(__name__)
+OPEN_PATHS = ("/login", "/static/")  # served without a session
+
+
+def _safe_next(raw: str | None) -> str:
+    """Where to go after the login: a page of the console only (no open redirect)."""
+    if raw and raw.startswith(PREFIX + "/") and not raw.startswith("//") and "\\" not in raw:
+        return raw
+    return PREFIX + "/nodes"
+
+
+async def login_form(request: Request) -> Response:
+    console = console_of(request)
+    if console.open:
+        return RedirectResponse(_safe_next(request.query_params.get("next")), status_code=303)
+    return render(request, "login.html", next=_safe_next(request.query_params.get("next")),
+                  error=None, user="")
+
+
+async def login(request: Request) -> Response:
+    console = console_of(request)
+    form = await request.form(max_files=0, max_fields=10)
+    user, password = str(form.get("user") or ""), str(form.get("password") or "")
+    project = str(form.get("project") or "").strip()
+    target = _safe_next(str(form.get("next") or ""))
+    try:
+        identity = await log_in(console.conf, console.authenticator, user.strip(), password,
+                                project)
+    except LoginRefused as exc:
+        return render(request, "login.html", code=401, next=target, error=str(exc),
+                      user=user[:255])
+    response = RedirectResponse(target, status_code=303)
+    set_session(response, request, console.sessions.new(identity))
+    return response
+
+
+async def logout(request: Request) -> Response:
+    await checked_form(request, role=Role.READER)
+    response = RedirectResponse(PREFIX + "/login", status_code=303)
+    response.delete_cookie(COOKIE, path=PREFIX + "/")
+    return response
+
+
+async def home(request: Request) -> Response:
+    return RedirectResponse(PREFIX + "/nodes", status_code=303)
+
+
+async def columns_help(request: Request) -> Response:
+    return render(request, "help.html", columns=COLUMNS)
+
+
+class SessionGate:
+    """Every page but the login's needs a session (noauth: everyone gets one, as admin);
+    refusals become pages; security headers go on everything."""
+
+    def __init__(self, app: ASGIApp, console: Console) -> None:
+        self.app = app
+        self.console = console
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {k.lower() for k, _ in headers}
+                headers += [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()
+                            if k.lower().encode() not in present]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        request = Request(scope, receive)
+        path = scope["path"][len(scope.get("root_path", "")):] if scope.get("root_path") \
+            else scope["path"]
+        session = self.console.sessions.decode(request.cookies.get(COOKIE))
+        fresh = None
+        if session is None and self.console.open:
+            session = fresh = self.console.sessions.new(ANONYMOUS_ADMIN)
+        scope["ironsight.console_session"] = session
+        if session is None and not path.startswith(OPEN_PATHS):
+            if scope["method"] in ("GET", "HEAD"):
+                await to_login(request)(scope, receive, secured)
+            else:
+                await _error(request, 401, "Your session has ended: log in again.")(
+                    scope, receive, secured)
+            return
+        if fresh is not None:
+            async def with_cookie(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    response = Response()
+                    set_session(response, request, fresh)
+                    message = {**message, "headers": [*message.get("headers", []),
+                                                      *response.raw_headers[-1:]]}
+                await secured(message)
+            await self.app(scope, receive, with_cookie)
+            return
+        await self.app(scope, receive, secured)
+
+
+def _error(request: Request, status: int, message: str) -> Response:
+    return render(request, "error.html", code=status, status_code=status, message=message)
+
+
+async def refused(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, Refused)
+    return _error(request, exc.status, exc.message)
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return _error(request, exc.status_code, str(exc.detail))
+
+
+def create_console(conf: Config, api: ASGIApp, discoverd: DiscoverdProxy) -> Starlette:
+    sessions = Sessions(load_key(session_key_path(conf.console.session_key_file,
+                                                  conf.state_dir)),
+                        conf.console.session_lifetime)
+    templates = Jinja2Templates(env=jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+        undefined=jinja2.StrictUndefined if conf.DEFAULT.debug else jinja2.Undefined))
+    console = Console(conf, Calls(api, discoverd, server=(conf.api.host, conf.api.port)),
+                      sessions, authenticator(conf), templates)
+    routes = [
+        Route("/", home, methods=["GET"]),
+        Route("/login", login_form, methods=["GET"]),
+        Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/nodes", fleet.fleet_page, methods=["GET"]),
+        Route("/nodes/bulk", bulk.confirm, methods=["POST"]),
+        Route("/nodes/bulk/run", bulk.run, methods=["POST"]),
+        Route("/compare", node.compare, methods=["GET"]),
+        Route("/help", columns_help, methods=["GET"]),
+        Route("/nodes/{node}", node.node_page, methods=["GET"]),
+        Route("/nodes/{node}/document.json", node.raw_json, methods=["GET"]),
+        Route("/nodes/{node}/live", node.live, methods=["GET"]),
+        Route("/nodes/{node}/log", node.ramdisk_log, methods=["GET"]),
+        Route("/board", board.board, methods=["GET"]),
+        Route("/discovery", inbox.inbox, methods=["GET"]),
+        Route("/discovery/{decision:str}", inbox.decide, methods=["POST"]),
+        Route("/discovery/conflicts/{conflict}", inbox.resolve, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={Refused: refused,
+                                                       HTTPException: http_error})
+    app.state.console = console
+    app.add_middleware(SessionGate, console=console)
+    return app
+
+
+class WithConsole:
+    """The API's listener with the console beside it: /ui and below to the console, the
+    rest to the API as before."""
+
+    def __init__(self, api: ASGIApp, console: ASGIApp) -> None:
+        self.api = api
+        self.console = console
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            path = scope["path"]
+            if path == PREFIX:
+                await RedirectResponse(PREFIX + "/", status_code=308)(scope, receive, send)
+                return
+            if path.startswith(PREFIX + "/"):
+                # Starlette routes on the path less its root_path
+                child = {**scope, "root_path": scope.get("root_path", "") + PREFIX}
+                await self.console(child, receive, send)
+                return
+        await self.api(scope, receive, send)

@@ -1,0 +1,127 @@
+"""The service the console tests look at: `ironsight serve` (both services, in its own
+process, as the browser tests need: see conftest.py) with http_basic users of every role and
+a fleet of fake-hardware nodes, some inspected. Their ramdisk is the test: fake-hardware
+nodes are inspected through discoverd, and the test posts the report an agent would post."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from tests.functional.conftest import ServiceProcess
+from tests.functional.security import USERS, auth_sections, write_htpasswd
+
+H = {"X-OpenStack-Ironic-API-Version": "latest"}
+GIB = 1024**3
+_SEQ = itertools.count(1)
+
+
+def until(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@dataclass
+class Lab:
+    svc: ServiceProcess
+
+    @property
+    def ui(self) -> str:
+        return self.svc.url + "/ui"
+
+    def api(self, user: str = "admin") -> httpx.Client:
+        return httpx.Client(base_url=self.svc.url, headers=H, auth=(user, USERS[user][0]),
+                            timeout=30)
+
+    def node(self, ident: str) -> dict[str, Any]:
+        with self.api() as api:
+            resp = api.get(f"/v1/nodes/{ident}")
+            assert resp.status_code == 200, resp.text
+            return dict(resp.json())
+
+    def make_node(self, *, name: str | None = None, managed: bool = True,
+                  **fields: Any) -> dict[str, Any]:
+        seq = next(_SEQ)
+        with self.api() as api:
+            resp = api.post("/v1/nodes", json={"driver": "fake-hardware",
+                                               "name": name or f"ui-{seq}", **fields})
+            assert resp.status_code == 201, resp.text
+            node = dict(resp.json())
+            resp = api.post("/v1/ports", json={"node_uuid": node["uuid"],
+                                               "address": mac(seq)})
+            assert resp.status_code == 201, resp.text
+            node["mac"] = mac(seq)
+            if managed:
+                self.provision(node["uuid"], "manage")
+                self.wait_state(node["uuid"], "manageable")
+        return node
+
+    def provision(self, uuid: str, target: str) -> None:
+        with self.api() as api:
+            resp = api.put(f"/v1/nodes/{uuid}/states/provision", json={"target": target})
+            assert resp.status_code == 202, resp.text
+
+    def wait_state(self, uuid: str, state: str, timeout: float = 20) -> dict[str, Any]:
+        return dict(until(lambda: (n := self.node(uuid))["provision_state"] == state and n,
+                          timeout, f"node {uuid} in {state}"))
+
+    def report(self, node: dict[str, Any], **hardware: Any) -> None:
+        """The report of the node's ramdisk, posted to discoverd as an agent posts it."""
+        resp = httpx.post(f"{self.svc.di_url}/v1/continue", json=payload(node, **hardware),
+                          timeout=30)
+        assert resp.status_code == 200, resp.text
+
+    def inspect(self, node: dict[str, Any], **hardware: Any) -> dict[str, Any]:
+        """A whole inspection: started through the API, the report posted, finished."""
+        self.provision(node["uuid"], "inspect")
+        self.wait_state(node["uuid"], "inspect wait")
+        self.report(node, **hardware)
+        return self.wait_state(node["uuid"], "manageable")
+
+
+def mac(seq: int) -> str:
+    return f"52:54:00:c0:{seq >> 8 & 0xff:02x}:{seq & 0xff:02x}"
+
+
+def payload(node: dict[str, Any], *, cpus: int = 8, memory_mb: int = 16384,
+            disks_gib: tuple[int, ...] = (480, 1920), vendor: str = "ACME",
+            product: str = "Test", serial: str = "SN1", gpus: int = 0) -> dict[str, Any]:
+    disks = [{"name": f"/dev/sd{chr(97 + i)}", "model": f"DISK{i}", "serial": f"D{i:04d}",
+              "size": gib * GIB, "rotational": i > 0, "vendor": "ACME"}
+             for i, gib in enumerate(disks_gib)]
+    pci = [{"bus": f"0000:{0x41 + i:02x}:00.0", "vendor_id": "10de", "product_id": "20b5",
+            "class": "030200", "revision": "a1"} for i in range(gpus)]
+    return {"inventory": {
+        "interfaces": [{"name": "eno1", "mac_address": node["mac"], "ipv4_address": "10.0.0.9",
+                        "has_carrier": True, "vendor": "0x8086", "speed_mbps": 25000}],
+        "cpu": {"model_name": "Xeon Gold", "frequency": "2100.000", "count": cpus,
+                "architecture": "x86_64", "flags": ["fpu", "vmx"], "socket_count": 2},
+        "memory": {"total": memory_mb * 1024 * 1024, "physical_mb": memory_mb},
+        "disks": disks, "bmc_address": "198.18.7.1",
+        "system_vendor": {"product_name": product, "serial_number": serial,
+                          "manufacturer": vendor},
+        "boot": {"current_boot_mode": "uefi", "pxe_interface": node["mac"]},
+        "hostname": node["name"]},
+        "pci_devices": pci, "root_disk": disks[0],
+        "boot_interface": f"01-{node['mac'].replace(':', '-')}", "error": None}
+
+
+def start(state_dir: Path) -> Lab:
+    svc = ServiceProcess(state_dir)
+    htpasswd = write_htpasswd(state_dir / "htpasswd")
+    sections = auth_sections(htpasswd)
+    svc.configure(**sections)
+    svc.configure(discoverd={"enabled": "true", "service_url": svc.di_url + "/v1"},
+                  introspection={"allow_tokenless_reports": "true"})
+    svc.start()
+    return Lab(svc)

@@ -1,0 +1,190 @@
+"""The console without a browser: what its server does with forms and sessions it did not
+make (forged, stale, foreign, malformed) and what it answers around its pages."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from tests.functional.security import USERS
+
+from .lab import Lab
+
+
+@contextlib.contextmanager
+def logged_in(lab: Lab, user: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=lab.ui, follow_redirects=False, timeout=30) as client:
+        resp = client.post("/login", data={"user": user, "password": USERS[user][0],
+                                           "next": "/ui/nodes"})
+        assert resp.status_code == 303, resp.text
+        # the cookie is Secure, which a browser sends to a loopback address over plain HTTP
+        # (a secure context) but httpx's cookie jar does not: given as it would be sent
+        client.cookies.clear()
+        client.cookies.set("ironsight_session", resp.cookies["ironsight_session"], path="/ui/")
+        yield client
+
+
+def csrf_of(client: httpx.Client) -> str:
+    page = client.get("/nodes")
+    assert page.status_code == 200, page.text
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found is not None
+    return found.group(1)
+
+
+def test_a_page_without_a_session_goes_to_the_login_with_the_way_back(lab: Lab) -> None:
+    resp = httpx.get(f"{lab.ui}/nodes?state=manageable")
+    assert resp.status_code == 303
+    assert resp.headers["location"] == "/ui/login?next=%2Fui%2Fnodes%3Fstate%3Dmanageable"
+
+
+def test_a_wrong_password_is_a_401_on_the_form_and_sets_no_cookie(lab: Lab) -> None:
+    resp = httpx.post(f"{lab.ui}/login", data={"user": "admin", "password": "nope"})
+    assert resp.status_code == 401
+    assert "Wrong user name or password." in resp.text
+    assert "set-cookie" not in resp.headers
+
+
+def test_the_session_cookie_is_secure_httponly_and_same_site_strict(lab: Lab) -> None:
+    resp = httpx.post(f"{lab.ui}/login", data={"user": "viewer",
+                                               "password": USERS["viewer"][0]})
+    cookie = resp.headers["set-cookie"].lower()
+    for flag in ("secure", "httponly", "samesite=strict", "path=/ui/"):
+        assert flag in cookie
+    assert USERS["viewer"][0].lower() not in cookie
+
+
+def test_every_page_forbids_framing_and_foreign_scripts(lab: Lab) -> None:
+    with logged_in(lab, "viewer") as client:
+        resp = client.get("/nodes")
+    assert resp.headers["x-frame-options"] == "DENY"
+    assert "script-src 'self'" in resp.headers["content-security-policy"]
+    assert resp.headers["cache-control"] == "no-store"
+
+
+def test_a_login_never_sends_the_user_to_another_site(lab: Lab) -> None:
+    resp = httpx.post(f"{lab.ui}/login", data={"user": "viewer", "password":
+                                               USERS["viewer"][0], "next": "//evil.example/"})
+    assert resp.headers["location"] == "/ui/nodes"
+
+
+def test_a_form_without_the_csrf_token_is_refused_and_changes_nothing(lab: Lab) -> None:
+    node = lab.make_node()
+    with logged_in(lab, "admin") as client:
+        resp = client.post("/nodes/bulk/run", data={"action": "maintenance_on",
+                                                    "scope": "selected", "expected": "1",
+                                                    "node": node["uuid"]})
+    assert resp.status_code == 403
+    assert "CSRF" in resp.text
+    assert lab.node(node["uuid"])["maintenance"] is False
+
+
+def test_a_form_from_another_site_is_refused(lab: Lab) -> None:
+    node = lab.make_node()
+    with logged_in(lab, "admin") as client:
+        token = csrf_of(client)
+        resp = client.post("/nodes/bulk/run", headers={"Origin": "https://evil.example"},
+                           data={"csrf": token, "action": "maintenance_on",
+                                 "scope": "selected", "expected": "1", "node": node["uuid"]})
+    assert resp.status_code == 403
+    assert lab.node(node["uuid"])["maintenance"] is False
+
+
+def test_a_reader_forging_an_action_form_is_refused_by_the_server(lab: Lab) -> None:
+    node = lab.make_node()
+    with logged_in(lab, "viewer") as client:
+        token = csrf_of(client)
+        resp = client.post("/nodes/bulk/run", data={
+            "csrf": token, "action": "maintenance_on", "scope": "selected", "expected": "1",
+            "node": node["uuid"]})
+    assert resp.status_code == 403
+    assert "role reader" in resp.text
+    assert lab.node(node["uuid"])["maintenance"] is False
+
+
+def test_a_tampered_session_cookie_is_no_session(lab: Lab) -> None:
+    with logged_in(lab, "viewer") as client:
+        cookie = client.cookies["ironsight_session"]
+        body, _, signature = cookie.partition(".")
+        client.cookies.set("ironsight_session", body[:-2] + "AA." + signature, path="/ui/")
+        resp = client.get("/nodes")
+    assert resp.status_code == 303 and "/ui/login" in resp.headers["location"]
+
+
+@pytest.mark.parametrize(("form", "named"), [
+    ({"action": "explode", "scope": "selected"}, "action:"),
+    ({"action": "manage", "scope": "everything"}, "scope:"),
+    ({"action": "manage", "scope": "selected", "node": "not-a-uuid"}, "node:"),
+    ({"action": "manage", "scope": "selected"}, "node: no node is selected"),
+    ({"action": "add_trait", "scope": "matching", "trait": "lower case"}, "trait:"),
+    ({"action": "manage", "scope": "matching", "f_min_cpus": "lots"}, "min_cpus:"),
+])
+def test_a_bad_bulk_form_is_a_400_naming_the_field(lab: Lab, form: dict[str, str],
+                                                   named: str) -> None:
+    with logged_in(lab, "admin") as client:
+        resp = client.post("/nodes/bulk", data={"csrf": csrf_of(client), **form})
+    assert resp.status_code == 400
+    assert named in resp.text
+
+
+def test_all_that_match_is_not_acted_on_when_the_count_changed_since_confirming(
+        lab: Lab) -> None:
+    lab.make_node(name="count-a", owner="count-test")
+    with logged_in(lab, "admin") as client:
+        token = csrf_of(client)
+        form: dict[str, Any] = {"csrf": token, "action": "maintenance_on", "scope": "matching",
+                                "f_owner": "count-test"}
+        confirm = client.post("/nodes/bulk", data=form)
+        assert confirm.status_code == 200
+        assert re.search(r'id="confirm-count">1<', confirm.text)
+        late = lab.make_node(name="count-b", owner="count-test")
+        resp = client.post("/nodes/bulk/run", data={**form, "expected": "1"})
+    assert resp.status_code == 409
+    assert "now matches 2 nodes, not 1: nothing was done" in resp.text
+    assert lab.node(late["uuid"])["maintenance"] is False
+
+
+def test_a_console_action_is_in_node_history_with_its_user(lab: Lab) -> None:
+    node = lab.make_node()
+    with logged_in(lab, "ops") as client:
+        resp = client.post("/nodes/bulk/run", data={
+            "csrf": csrf_of(client), "action": "add_trait", "scope": "selected",
+            "expected": "1", "node": node["uuid"], "trait": "CUSTOM_FROM_CONSOLE"})
+    assert resp.status_code == 200
+    assert "1 of 1 done" in resp.text
+    assert lab.node(node["uuid"])["traits"] == ["CUSTOM_FROM_CONSOLE"]
+    with lab.api() as api:
+        events = api.get(f"/v1/nodes/{node['uuid']}/history", params={"detail": "True"}).json()
+    assert any(e["user"] == "ops" for e in events["history"]), events
+
+
+def test_an_unknown_node_is_a_404_page(lab: Lab) -> None:
+    with logged_in(lab, "viewer") as client:
+        resp = client.get("/nodes/no-such-node")
+    assert resp.status_code == 404
+    assert "no-such-node" in resp.text
+
+
+def test_an_unknown_tab_is_a_404_naming_the_tabs(lab: Lab) -> None:
+    with logged_in(lab, "viewer") as client:
+        resp = client.get("/nodes/gpu-1", params={"tab": "secrets"})
+    assert resp.status_code == 404 and "tab:" in resp.text
+
+
+def test_a_bad_hardware_expression_is_shown_with_its_position_and_no_rows(lab: Lab) -> None:
+    with logged_in(lab, "viewer") as client:
+        resp = client.get("/nodes", params={"where": "hardware.cpu_count >>> 2"})
+    assert resp.status_code == 200
+    assert 'id="problem"' in resp.text and "where" in resp.text
+    assert 'data-uuid="' not in resp.text
+
+
+def test_a_bad_filter_value_is_named_beside_the_form(lab: Lab) -> None:
+    with logged_in(lab, "viewer") as client:
+        resp = client.get("/nodes", params={"min_memory_gib": "a lot"})
+    assert resp.status_code == 200
+    assert "min_memory_gib: &#39;a lot&#39; is not a whole number" in resp.text
