@@ -46,8 +46,9 @@ unit: venv
 	$(VENV)/bin/pytest -q -m "not functional and not e2e"
 
 # the Redfish VM's BMC is sushy-tools' emulator, in a venv of its own (as for the tests)
+# KEEP=1: the lab stays up after the demo (its web console's URL is printed) until Enter
 demo: venv
-	@IRONSIGHT_SUSHY_TOOLS_VENV=$$(scripts/ensure-sushy-tools.sh $(STATE)) \
+	@IRONSIGHT_DEMO_KEEP=$(KEEP) IRONSIGHT_SUSHY_TOOLS_VENV=$$(scripts/ensure-sushy-tools.sh $(STATE)) \
 	  $(PY) -m ironsight.lab.demo
 
 bench: venv

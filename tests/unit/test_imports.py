@@ -158,6 +158,10 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
                                       "ironsight.baremetal.service"),
     "ironsight.baremetal.api": ("ironsight.baremetal.db", "ironsight.baremetal.service",
                                 "ironsight.common.db"),
+    # the console reads and acts through the API (in-process) and discoverd's client only
+    "ironsight.baremetal.console": ("ironsight.baremetal.db", "ironsight.baremetal.conductor",
+                                    "ironsight.baremetal.api", "ironsight.baremetal.service",
+                                    "ironsight.common.db"),
     "ironsight.discoverd.api": ("ironsight.discoverd.service", "ironsight.discoverd.db"),
     "ironsight.discoverd.plugins": ("ironsight.discoverd.api", "ironsight.discoverd.service",
                                     "ironsight.discoverd.node_cache",
@@ -175,6 +179,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
 FORBIDDEN_LIBRARIES: dict[str, tuple[str, ...]] = {
     "ironsight.baremetal.drivers": ("sqlalchemy", "alembic"),
     "ironsight.baremetal.api": ("sqlalchemy", "alembic"),
+    "ironsight.baremetal.console": ("sqlalchemy", "alembic"),
     "ironsight.discoverd.api": ("sqlalchemy", "alembic"),
     "ironsight.discoverd.plugins": ("sqlalchemy", "starlette", "aiohttp", "httpx"),
     "ironsight.discoverd.rules": ("sqlalchemy", "starlette", "aiohttp", "httpx"),

@@ -46,9 +46,13 @@ class BaremetalService:
                              ramdisk_limiter=ramdisk_limiter(conf), discoverd=self.discoverd)
         self.api_app: Starlette = create_app(deps, self.metrics)
         self.app: ASGIApp = self.api_app
+        self.console_app: ASGIApp | None = None  # the console's own listener's
         if conf.console.enabled:
-            self.app = WithConsole(self.api_app,
-                                   create_console(conf, self.api_app, self.discoverd))
+            console = create_console(conf, self.api_app, self.discoverd)
+            if conf.console.host:
+                self.console_app = WithConsole(None, console)
+            else:
+                self.app = WithConsole(self.api_app, console)
         self.ramdisk_app = create_ramdisk_app(deps) if conf.api.ramdisk_host else None
 
     async def start(self) -> None:

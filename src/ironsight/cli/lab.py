@@ -105,6 +105,7 @@ def up_command(nodes: int, state_dir: Path | None, ramdisk_dir: Path | None, nam
     click.echo(f"lab up: {len(options.vms)} VMs, bare-metal API {lab.api_url}, discoverd "
                f"{lab.discoverd_url}")
     click.echo(f"  export IRONSIGHT_URL={lab.api_url}   # if not the default port")
+    click.echo(f"  web console: {lab.api_url}/ui/")
     click.echo("  ironsight node inspect " + " ".join(vm.spec.name for vm in lab.vms
                                                        if not vm.unknown) + " --wait 300")
     unknown = [vm.spec.name for vm in lab.vms if vm.unknown]
@@ -167,6 +168,8 @@ def _summary(info: dict[str, Any]) -> str:
                       f"{info['daemon_pid']}, serve pid {info['serve_pid']}")
         console.print(f"bare-metal API {info['api_url']}, discoverd {info['discoverd_url']}"
                       + (f" (unreachable: {info['api_error']})" if info["api_error"] else ""))
+        if info["api_url"]:
+            console.print(f"web console {info['api_url']}/ui/")
         changed = [f"{vm['name']} ({vm['hardware']})" for vm in info["vms"]
                    if vm.get("hardware_changed")]
         if changed:

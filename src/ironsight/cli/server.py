@@ -112,6 +112,9 @@ def listeners(conf: configmod.Config, only: str | None, baremetal: Any, discover
         _check_tls("api", api.cert_file, api.key_file)
         found.append(Listener("Bare-metal API", baremetal.app, api.host, api.port,
                               api.cert_file, api.key_file))
+        if baremetal.console_app is not None:
+            found.append(Listener("Web console", baremetal.console_app, conf.console.host,
+                                  conf.console.port, api.cert_file, api.key_file))
     if discoverd is not None:
         section = conf.introspection
         _check_tls("introspection", section.cert_file, section.key_file)

@@ -689,6 +689,11 @@ class ConsoleSection:
     """The web console (docs/ui.md): pages under /ui/ on the bare-metal API's listener."""
 
     enabled: bool = opt(True, "Serve the console at /ui/ on the bare-metal API's listener.")
+    host: str = opt(
+        "", "Address of a listener of the console's own (at /ui/ there too, with the API's "
+        "TLS files), e.g. to reach it on another network than the API. Empty: the console "
+        "is served on the bare-metal API's listener.")
+    port: int = opt(6388, "Port of that listener.", minimum=1)
     session_key_file: str = opt(
         "", "File holding the key that signs console session cookies (created, mode 0600, "
         "when missing). Replicas behind one load balancer must share it, or a session made "

@@ -21,6 +21,7 @@ inspection. Everything it started is stopped at the end.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -43,6 +44,20 @@ from ironsight.lab.machines import MachineSpec, build_tree
 
 BM_URL = "http://127.0.0.1:6385"
 DI_URL = "http://127.0.0.1:5050"
+# `make demo KEEP=1`: the lab (or the services) stay up after the demo, to look at them in
+# the web console, until Enter or Ctrl-C; then everything is cleaned up as without it
+KEEP = "IRONSIGHT_DEMO_KEEP"
+
+
+def _keep_running(console_url: str) -> None:
+    if not os.environ.get(KEEP) or os.environ[KEEP] == "0":
+        console.print(f"(to look around in the web console at {console_url} after the demo, "
+                      "run `make demo KEEP=1`)")
+        return
+    console.print(f"[bold]kept running[/bold]: the web console is at {console_url} ; press "
+                  "Enter (or Ctrl-C) to stop and clean up")
+    with contextlib.suppress(EOFError, KeyboardInterrupt):
+        input()
 console = Console(width=None if sys.stdout.isatty() else 140)
 
 MACHINES = (
@@ -207,6 +222,7 @@ def run_lab() -> None:
             if status != 0:
                 raise SystemExit(f"inspection failed; see above (service log: "
                                  f"{lab.serve_log})")
+            _keep_running(f"{lab.api_url}/ui/")
     finally:
         shutil.rmtree(state_dir, ignore_errors=True)
     console.print("demo finished; the lab is down (VMs, BMCs, hypervisor, dnsmasq, namespace "
@@ -244,7 +260,7 @@ def run() -> None:
     try:
         with baremetal_client(BM_URL) as api:
             console.print(f"bare-metal API {BM_URL}, discoverd {DI_URL}, virtual BMC on "
-                          f"udp/127.0.0.1:{bmc.port}")
+                          f"udp/127.0.0.1:{bmc.port}, web console {BM_URL}/ui/")
             trees = {}
             for spec in MACHINES:
                 body: dict[str, Any] = {"driver": "fake", "name": spec.name}
@@ -273,6 +289,7 @@ def run() -> None:
             _print_history(api, "ipmi-0")
             if status != 0:
                 raise SystemExit("inspection failed; see above")
+            _keep_running(f"{BM_URL}/ui/")
     finally:
         proc.terminate()
         proc.wait(10)

@@ -71,7 +71,7 @@ async def test_oversized_version_header_is_406_on_every_get(
         # a client of its own: `api` sends a version header, which would take precedence
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=service.app),
                                      base_url="http://bm.test") as client:
-            for path in get_paths(service.app, node):
+            for path in get_paths(service.api_app, node):
                 resp = await client.get(path, headers={header: value})
                 assert resp.status_code == 406, (path, resp.text)  # as Ironic
                 assert "X-OpenStack-Ironic-API-Version" in \

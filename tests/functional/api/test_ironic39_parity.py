@@ -62,7 +62,7 @@ async def discoverd_for(service: BaremetalService) -> AsyncIterator[None]:
     discoverd = DiscoverdService(service.conf)
     await discoverd.start()
     proxy = DiscoverdProxy(service.conf, transport=httpx.ASGITransport(app=discoverd.app))
-    service.app.state.deps = dataclasses.replace(service.app.state.deps, discoverd=proxy)
+    service.api_app.state.deps = dataclasses.replace(service.api_app.state.deps, discoverd=proxy)
     try:
         yield
     finally:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from tests.functional.conftest import ServiceProcess, free_tcp_port
 from tests.functional.security import USERS
 
 from .lab import Lab
@@ -188,3 +190,16 @@ def test_a_bad_filter_value_is_named_beside_the_form(lab: Lab) -> None:
         resp = client.get("/nodes", params={"min_memory_gib": "a lot"})
     assert resp.status_code == 200
     assert "min_memory_gib: &#39;a lot&#39; is not a whole number" in resp.text
+
+
+def test_the_console_can_have_a_listener_of_its_own(tmp_path: Path) -> None:
+    svc = ServiceProcess(tmp_path)
+    port = free_tcp_port()
+    svc.configure(console={"host": "127.0.0.1", "port": str(port)}).start()
+    try:
+        own = httpx.get(f"http://127.0.0.1:{port}/", follow_redirects=True)
+        assert own.status_code == 200 and 'id="nodes"' in own.text  # noauth: no login
+        assert httpx.get(f"http://127.0.0.1:{port}/v1/nodes").status_code == 404
+        assert httpx.get(f"{svc.url}/ui/nodes").status_code == 404  # not on the API's
+    finally:
+        svc.stop()

@@ -133,12 +133,12 @@ pytestmark = pytest.mark.discoverd_conf(discoverd={"service_url": f"{DI_URL}/v1"
 async def target(bm: httpx.AsyncClient, di: httpx.AsyncClient, bm_service: BaremetalService,
                  di_service: DiscoverdService) -> AsyncIterator[Target]:
     proxy = DiscoverdProxy(bm_service.conf, transport=httpx.ASGITransport(app=di_service.app))
-    bm_service.app.state.deps = dataclasses.replace(bm_service.app.state.deps,
+    bm_service.api_app.state.deps = dataclasses.replace(bm_service.api_app.state.deps,
                                                     discoverd=proxy)
     m = await make_node(bm, nics=1)
     await start(di, m.uuid)
     port = (await bm.get("/v1/ports", params={"node": m.uuid})).json()["ports"][0]["uuid"]
-    yield Target(bm, di, bm_service.app, di_service.app, m.uuid, port)
+    yield Target(bm, di, bm_service.api_app, di_service.app, m.uuid, port)
     await proxy.close()
 
 

@@ -208,3 +208,14 @@ def test_status_names_a_hardware_override_it_cannot_read(tmp_path: Path) -> None
     (vm,) = json.loads(lab("status", "--state-dir", str(tmp_path), "--json").output)["vms"]
     assert "memory_mb" in vm["hardware_error"]
     assert vm["memory_mb"] == vms[0].spec.memory_mb
+
+
+def test_up_prints_the_web_consoles_url(asked: list[LabOptions], tmp_path: Path) -> None:
+    assert "web console: http://127.0.0.1:6385/ui/" in lab("up", "--state-dir",
+                                                           str(tmp_path)).output
+
+
+def test_status_prints_the_web_consoles_url(tmp_path: Path) -> None:
+    write_lab(tmp_path, default_vms(1), api_url="http://127.0.0.1:16385")
+    assert "web console http://127.0.0.1:16385/ui/" in lab("status", "--state-dir",
+                                                           str(tmp_path)).output

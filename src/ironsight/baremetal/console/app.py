@@ -8,8 +8,9 @@ import logging
 import jinja2
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
@@ -185,14 +186,17 @@ def create_console(conf: Config, api: ASGIApp, discoverd: DiscoverdProxy) -> Sta
                                                        HTTPException: http_error})
     app.state.console = console
     app.add_middleware(SessionGate, console=console)
+    # a fleet table is ~80 % markup: compressed, a 50-row page is a fifth (bench/RESULTS.md)
+    app.add_middleware(GZipMiddleware, minimum_size=1024)
     return app
 
 
 class WithConsole:
     """The API's listener with the console beside it: /ui and below to the console, the
-    rest to the API as before."""
+    rest to the API as before. Without the API (the console's own listener): / leads to
+    the console, anything else is not found."""
 
-    def __init__(self, api: ASGIApp, console: ASGIApp) -> None:
+    def __init__(self, api: ASGIApp | None, console: ASGIApp) -> None:
         self.api = api
         self.console = console
 
@@ -207,4 +211,9 @@ class WithConsole:
                 child = {**scope, "root_path": scope.get("root_path", "") + PREFIX}
                 await self.console(child, receive, send)
                 return
-        await self.api(scope, receive, send)
+        if self.api is not None:
+            await self.api(scope, receive, send)
+        elif scope["type"] == "http" and scope["path"] == "/":
+            await RedirectResponse(PREFIX + "/", status_code=307)(scope, receive, send)
+        elif scope["type"] == "http":
+            await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)

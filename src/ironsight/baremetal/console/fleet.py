@@ -11,7 +11,6 @@ from starlette.responses import Response
 
 from ironsight.baremetal.console import filters
 from ironsight.baremetal.console.calls import Calls
-from ironsight.baremetal.console.filters import pick
 from ironsight.baremetal.console.pages import console_of, render
 
 MAX_PAGE = 1000  # discoverd's largest page
@@ -59,7 +58,8 @@ async def query(calls: Calls, view: filters.View) -> Table:
     table.matched, table.evaluated = data["matched"], data["evaluated"]
     table.errors = data["errors"]
     table.rows = [{"uuid": n["uuid"], "name": n.get("name"),
-                   "cells": {c: pick(n, filters.COLUMNS[c][1]) for c in view.columns}}
+                   # discoverd answers each asked field under its dotted name
+                   "cells": {c: n.get(filters.COLUMNS[c][1]) for c in view.columns}}
                   for n in data["nodes"]]
     return table
 

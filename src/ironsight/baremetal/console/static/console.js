@@ -52,8 +52,8 @@ function liveNode() {
       const now = await (await poll(head.dataset.live)).json();
       show("live-state", now.provision_state);
       show("live-power", now.power_state || "power unknown");
-      const running = now.attempt && !now.result;
-      show("live-step", running ? "inspection #" + now.attempt + ": " + now.step
+      const running = now.result === "running";
+      show("live-step", running ? "inspection #" + now.attempt + ": " + now.step + " (running)"
         : now.attempt ? "inspection #" + now.attempt + ": " + now.result +
           (now.failure_code ? " (" + now.failure_code + ")" : "") : "");
       const error = document.getElementById("live-error");
