@@ -3,6 +3,7 @@ one place where its parts meet; nothing imports this module but the command that
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from starlette.applications import Starlette
@@ -32,7 +33,9 @@ def upgrade_database(conf: Config) -> None:
 
 
 class BaremetalService:
-    def __init__(self, conf: Config) -> None:
+    def __init__(self, conf: Config, *, local_discoverd_url: str | None = None) -> None:
+        """`local_discoverd_url`: discoverd's API in this same process, for the console
+        where `[discoverd] service_url` names none (cli/server.py)."""
         self.conf = conf
         self.db = Database(conf.database_url, pool_size=conf.database.pool_size,
                            busy_timeout_ms=conf.database.sqlite_busy_timeout)
@@ -47,8 +50,13 @@ class BaremetalService:
         self.api_app: Starlette = create_app(deps, self.metrics)
         self.app: ASGIApp = self.api_app
         self.console_app: ASGIApp | None = None  # the console's own listener's
+        self.console_discoverd = self.discoverd
+        if local_discoverd_url and not conf.discoverd.service_url:
+            self.console_discoverd = DiscoverdProxy(dataclasses.replace(
+                conf, discoverd=dataclasses.replace(conf.discoverd,
+                                                    service_url=local_discoverd_url)))
         if conf.console.enabled:
-            console = create_console(conf, self.api_app, self.discoverd)
+            console = create_console(conf, self.api_app, self.console_discoverd)
             if conf.console.host:
                 self.console_app = WithConsole(None, console)
             else:
@@ -67,5 +75,6 @@ class BaremetalService:
         await self.periodic.stop()
         await self.conductor.stop()
         await self.discoverd.close()
+        await self.console_discoverd.close()
         await self.periodic.unregister()
         await self.db.close()

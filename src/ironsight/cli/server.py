@@ -234,6 +234,18 @@ def baremetal_in_process(conf: configmod.Config, baremetal: Any) -> AsgiCall | N
                     access_log=conf.DEFAULT.debug)
 
 
+def local_discoverd_url(conf: configmod.Config, only: str | None) -> str | None:
+    """discoverd's API URL when it runs in this process and `[discoverd] service_url` names
+    none: the web console reads fleet, inspections and discovery there."""
+    section = conf.introspection
+    if only is not None or not section.enabled or conf.discoverd.service_url:
+        return None
+    host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(section.host,
+                                                                     section.host)
+    host = f"[{host}]" if ":" in host else host
+    return f"{'https' if section.cert_file else 'http'}://{host}:{section.port}/v1"
+
+
 def _settle_heap() -> None:
     """Move what start-up made (modules, tables, compiled statements: ~150,000 objects)
     out of the collector's reach: they live as long as the process, yet every full
@@ -248,7 +260,7 @@ async def _serve(conf: configmod.Config, only: str | None) -> None:
     if only in (None, "baremetal"):
         from ironsight.baremetal.service import BaremetalService
 
-        bm = BaremetalService(conf)
+        bm = BaremetalService(conf, local_discoverd_url=local_discoverd_url(conf, only))
     if only == "discoverd" or (only is None and conf.introspection.enabled):
         from ironsight.discoverd.service import DiscoverdService
 

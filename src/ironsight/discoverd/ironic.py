@@ -374,15 +374,27 @@ class Ironic:
             await self.remove_trait(uuid, trait)
         if event is not None:
             try:
-                await self.add_history(uuid, event)
+                await self._post_history(uuid, {"event": event, "severity": "INFO",
+                                                "event_type": "inspection"})
             except IronicError as exc:  # the changes are made: a lost event is only logged
                 LOG.warning("Node %s: the history event was not recorded: %s", uuid, exc)
 
     async def add_history(self, uuid: str, event: str, severity: str = "INFO") -> None:
-        """An event in the node's history (`GET /v1/nodes/{uuid}/history`), through the
-        bare-metal API's ironsight-only `POST /v1/nodes/{uuid}/history` (admin)."""
-        await self.call("POST", f"/v1/nodes/{uuid}/history",
-                        {"event": event, "severity": severity, "event_type": "inspection"})
+        """An event in the node's history (`GET /v1/nodes/{uuid}/history`): a change of
+        nothing but events (`POST .../changes`, which discoverd's `member` user may make);
+        an older bare-metal API's `POST .../history` (admin) where it has no such call."""
+        record = {"event": event, "severity": severity, "event_type": "inspection"}
+        try:
+            await self.call("POST", f"/v1/nodes/{quote(uuid, safe='')}/changes",
+                            {"events": [record]})
+            return
+        except IronicError as exc:
+            if exc.code not in (404, 405):
+                raise
+        await self._post_history(uuid, record)
+
+    async def _post_history(self, uuid: str, record: dict[str, str]) -> None:
+        await self.call("POST", f"/v1/nodes/{quote(uuid, safe='')}/history", record)
 
     # --- discovery (the bare-metal API's ironsight-only /v1/discovery) --------------------
 

@@ -34,7 +34,7 @@ from ironsight.discoverd.component_events import ComponentEvents
 from ironsight.discoverd.deadlines import model_of
 from ironsight.discoverd.discovery import CREATED, Discovery
 from ironsight.discoverd.introspect import Introspector
-from ironsight.discoverd.ironic import BareMetal
+from ironsight.discoverd.ironic import BareMetal, IronicError
 from ironsight.discoverd.node_cache import NodeCache
 from ironsight.discoverd.plugins.base import (
     Changes,
@@ -361,9 +361,13 @@ class Processor:
             worst = min(SEVERITY_ORDER.index(e.severity) for e in events)
             text = "; ".join(components.summary(events)) or "; ".join(
                 e.message for e in events[:5])
-            await self.ironic.add_history(
-                uuid, f"Hardware changed since the last inspection: {text}"[:1024],
-                HISTORY_SEVERITY[SEVERITY_ORDER[worst]])
+            try:
+                await self.ironic.add_history(
+                    uuid, f"Hardware changed since the last inspection: {text}"[:1024],
+                    HISTORY_SEVERITY[SEVERITY_ORDER[worst]])
+            except IronicError as exc:  # the events are kept (above): only the line is lost
+                LOG.warning("Node %s: the hardware change was not recorded in its history: %s",
+                            uuid, exc)
 
     async def _previous_report(self, uuid: str) -> dict[str, Any] | None:
         """The raw report of the run before the one being processed (whose own report is

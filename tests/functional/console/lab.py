@@ -75,11 +75,11 @@ class Lab:
         return dict(until(lambda: (n := self.node(uuid))["provision_state"] == state and n,
                           timeout, f"node {uuid} in {state}"))
 
-    def report(self, node: dict[str, Any], **hardware: Any) -> None:
+    def report(self, node: dict[str, Any], expect: int = 200, **hardware: Any) -> None:
         """The report of the node's ramdisk, posted to discoverd as an agent posts it."""
         resp = httpx.post(f"{self.svc.di_url}/v1/continue", json=payload(node, **hardware),
                           timeout=30)
-        assert resp.status_code == 200, resp.text
+        assert resp.status_code == expect, resp.text
 
     def inspect(self, node: dict[str, Any], **hardware: Any) -> dict[str, Any]:
         """A whole inspection: started through the API, the report posted, finished."""
@@ -95,7 +95,8 @@ def mac(seq: int) -> str:
 
 def payload(node: dict[str, Any], *, cpus: int = 8, memory_mb: int = 16384,
             disks_gib: tuple[int, ...] = (480, 1920), vendor: str = "ACME",
-            product: str = "Test", serial: str = "SN1", gpus: int = 0) -> dict[str, Any]:
+            product: str = "Test", serial: str = "SN1", gpus: int = 0,
+            bmc: str = "198.18.7.1") -> dict[str, Any]:
     disks = [{"name": f"/dev/sd{chr(97 + i)}", "model": f"DISK{i}", "serial": f"D{i:04d}",
               "size": gib * GIB, "rotational": i > 0, "vendor": "ACME"}
              for i, gib in enumerate(disks_gib)]
@@ -107,7 +108,7 @@ def payload(node: dict[str, Any], *, cpus: int = 8, memory_mb: int = 16384,
         "cpu": {"model_name": "Xeon Gold", "frequency": "2100.000", "count": cpus,
                 "architecture": "x86_64", "flags": ["fpu", "vmx"], "socket_count": 2},
         "memory": {"total": memory_mb * 1024 * 1024, "physical_mb": memory_mb},
-        "disks": disks, "bmc_address": "198.18.7.1",
+        "disks": disks, "bmc_address": bmc,
         "system_vendor": {"product_name": product, "serial_number": serial,
                           "manufacturer": vendor},
         "boot": {"current_boot_mode": "uefi", "pxe_interface": node["mac"]},
@@ -120,8 +121,13 @@ def start(state_dir: Path) -> Lab:
     svc = ServiceProcess(state_dir)
     htpasswd = write_htpasswd(state_dir / "htpasswd")
     sections = auth_sections(htpasswd)
+    # the console resolves discovery conflicts as the bare-metal service's user of
+    # discoverd, which needs discoverd's admin role for it (docs/ui.md)
+    roles = sections["DEFAULT"]["http_basic_roles"]
+    sections["DEFAULT"]["http_basic_roles"] = roles.replace("bm-svc:member", "bm-svc:admin")
     svc.configure(**sections)
     svc.configure(discoverd={"enabled": "true", "service_url": svc.di_url + "/v1"},
-                  introspection={"allow_tokenless_reports": "true"})
+                  introspection={"allow_tokenless_reports": "true"},
+                  auto_discovery={"enabled": "true", "probe_bmc": "false"})
     svc.start()
     return Lab(svc)

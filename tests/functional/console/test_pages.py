@@ -203,3 +203,45 @@ def test_the_console_can_have_a_listener_of_its_own(tmp_path: Path) -> None:
         assert httpx.get(f"{svc.url}/ui/nodes").status_code == 404  # not on the API's
     finally:
         svc.stop()
+
+
+def test_a_login_posted_from_another_site_is_refused(lab: Lab) -> None:
+    resp = httpx.post(f"{lab.ui}/login", headers={"Origin": "https://evil.example"},
+                      data={"user": "viewer", "password": USERS["viewer"][0]})
+    assert resp.status_code == 403
+    assert "set-cookie" not in resp.headers
+
+
+def test_without_discoverd_the_node_list_says_what_to_configure(tmp_path: Path) -> None:
+    svc = ServiceProcess(tmp_path).configure(introspection={"enabled": "false"}).start()
+    try:
+        resp = httpx.get(f"{svc.url}/ui/nodes", follow_redirects=True)
+    finally:
+        svc.stop()
+    assert resp.status_code == 200
+    assert "set [discoverd] service_url" in resp.text
+
+
+def test_keystone_users_log_in_with_their_project_and_get_their_role(
+        tmp_path: Path, keystone: Any) -> None:
+    from tests.functional.keystone import USERS as KEYSTONE_USERS
+    from tests.functional.keystone import keystone_sections
+
+    svc = ServiceProcess(tmp_path).configure(**keystone_sections(keystone)).start()
+    try:
+        refused = httpx.post(f"{svc.url}/ui/login", data={
+            "user": "op-reader", "password": "wrong", "project": "admin"})
+        assert refused.status_code == 401 and "set-cookie" not in refused.headers
+        resp = httpx.post(f"{svc.url}/ui/login", data={
+            "user": "op-reader", "password": KEYSTONE_USERS["op-reader"][0],
+            "project": "admin"})
+        assert resp.status_code == 303, resp.text
+        with httpx.Client(base_url=f"{svc.url}/ui") as client:
+            client.cookies.set("ironsight_session", resp.cookies["ironsight_session"],
+                               path="/ui/")
+            page = client.get("/nodes")
+        assert page.status_code == 200
+        assert 'id="whoami">op-reader<' in page.text and "role-reader" in page.text
+        assert 'id="actions"' not in page.text
+    finally:
+        svc.stop()

@@ -113,3 +113,15 @@ def test_serve_says_which_way_discoverd_calls(caplog: pytest.LogCaptureFixture) 
             "ironic_url": "http://127.0.0.1:16386"}})  # HAProxy in front, say
         assert baremetal_in_process(other, Baremetal()) is None
         assert "over HTTP at http://127.0.0.1:16386" in caplog.text
+
+
+def test_the_console_finds_discoverd_in_the_same_process_when_no_url_names_it() -> None:
+    from ironsight.cli.server import local_discoverd_url
+
+    conf = config.load(overrides={"introspection": {"host": "0.0.0.0", "port": "15050"}})
+    assert local_discoverd_url(conf, None) == "http://127.0.0.1:15050/v1"
+    assert local_discoverd_url(conf, "baremetal") is None  # not in this process
+    named = config.load(overrides={"discoverd": {"service_url": "http://di:5050/v1"}})
+    assert local_discoverd_url(named, None) is None
+    v6 = config.load(overrides={"introspection": {"host": "::1"}})
+    assert local_discoverd_url(v6, None) == "http://[::1]:5050/v1"

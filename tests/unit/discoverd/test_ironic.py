@@ -137,13 +137,23 @@ async def test_removing_a_trait_the_node_lacks_is_done(api: Api) -> None:
     assert api.requests == ["DELETE /v1/nodes/u1/traits/CUSTOM_X"]
 
 
-async def test_a_history_event_is_posted_to_the_node(api: Api) -> None:
+async def test_a_history_event_is_a_change_of_events_only(api: Api) -> None:
+    """`.../changes` takes a member's events; `.../history` would need an admin."""
     await api.start()
-    api.answers = [(201, "")]
+    api.answers = [(204, "")]
     ironic = client(api)
     await ironic.add_history("u1", "Inspection rules matched: r1: no change")
     await ironic.close()
-    assert api.requests == ["POST /v1/nodes/u1/history"]
+    assert api.requests == ["POST /v1/nodes/u1/changes"]
+
+
+async def test_a_history_event_goes_to_history_where_changes_is_unknown(api: Api) -> None:
+    await api.start()
+    api.answers = [(404, fault("The resource could not be found.")), (201, "")]
+    ironic = client(api)
+    await ironic.add_history("u1", "Hardware changed")
+    await ironic.close()
+    assert api.requests == ["POST /v1/nodes/u1/changes", "POST /v1/nodes/u1/history"]
 
 
 async def test_node_changes_traits_and_an_event_are_one_request(api: Api) -> None:

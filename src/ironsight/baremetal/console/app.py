@@ -28,6 +28,7 @@ from ironsight.baremetal.console.pages import (
     Refused,
     checked_form,
     console_of,
+    refuse_foreign,
     render,
     set_session,
     to_login,
@@ -59,6 +60,7 @@ async def login_form(request: Request) -> Response:
 
 async def login(request: Request) -> Response:
     console = console_of(request)
+    refuse_foreign(request)  # no login into someone else's account from another site
     form = await request.form(max_files=0, max_fields=10)
     user, password = str(form.get("user") or ""), str(form.get("password") or "")
     project = str(form.get("project") or "").strip()

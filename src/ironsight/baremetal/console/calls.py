@@ -19,6 +19,9 @@ from ironsight.common.auth.middleware import PRESET_IDENTITY
 
 API_VERSION = "latest"  # every feature the API has: the console and the API ship together
 TIMEOUT = 120.0
+NO_DISCOVERD = ("The console reads hardware, inspections and discovery from discoverd, and this "
+                "service does not know where discoverd is: set [discoverd] service_url (e.g. "
+                "http://127.0.0.1:5050/v1).")
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,8 @@ class Calls:
                         body: Any = None) -> Reply:
         """`path` quoted, relative to discoverd's `/v1`. 503 when discoverd cannot be asked
         (the page says so instead of failing)."""
+        if not self._discoverd.configured:
+            return Reply(503, {"error": {"message": NO_DISCOVERD}})
         try:
             answer = await self._discoverd.forward(method, path, params, body,
                                                    has_body=body is not None)

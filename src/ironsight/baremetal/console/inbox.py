@@ -64,7 +64,9 @@ async def decide(request: Request) -> Response:
 
 
 async def resolve(request: Request) -> Response:
-    form = await checked_form(request)
+    """Resolving is discoverd's, by the bare-metal service's own user of it: admins only,
+    as in discoverd's API."""
+    form = await checked_form(request, role=Role.ADMIN)
     conflict = request.path_params["conflict"]
     if not conflict.isdigit() or len(conflict) > 18:
         raise Refused(400, f"conflict: {conflict[:20]!r} is not a conflict's number.")
@@ -77,6 +79,10 @@ async def resolve(request: Request) -> Response:
         body["node"] = first(form, "node")
     reply = await console_of(request).calls.discoverd(
         "POST", path_of("discovery", "conflicts", conflict), body=body)
+    if reply.status == 403:
+        raise Refused(403, "discoverd refused the bare-metal service's own user of it "
+                           "([discoverd] username): resolving conflicts from the console needs "
+                           f"that user to have the admin role in discoverd. ({reply.error})")
     if not reply.ok:
         raise Refused(reply.status, reply.error)
     return RedirectResponse(f"{PREFIX}/discovery?done=Conflict+{conflict}+resolved",

@@ -84,7 +84,7 @@ async def node_page(request: Request) -> Response:
 
 async def _diff(calls: Calls, uuid: str, params: Mapping[str, str]) -> dict[str, Any]:
     reply = await calls.discoverd("GET", path_of("introspection", uuid, "data", "history"))
-    runs = [r["id"] for r in reply.data.get("history", [])] if reply.ok else []
+    runs = sorted(r["id"] for r in reply.data.get("history", [])) if reply.ok else []
     out: dict[str, Any] = {"runs": runs, "changes": None, "old": None, "new": None,
                            "problem": None if reply.ok or reply.status == 404 else reply.error}
     if len(runs) < 2:
