@@ -68,6 +68,14 @@ def test_every_page_forbids_framing_and_foreign_scripts(lab: Lab) -> None:
     assert resp.headers["cache-control"] == "no-store"
 
 
+def test_the_stylesheet_is_kept_by_the_browser_and_revalidated(lab: Lab) -> None:
+    first = httpx.get(f"{lab.ui}/static/console.css")
+    assert first.status_code == 200 and first.headers["cache-control"] == "no-cache"
+    again = httpx.get(f"{lab.ui}/static/console.css",
+                      headers={"If-None-Match": first.headers["etag"]})
+    assert again.status_code == 304
+
+
 def test_a_login_never_sends_the_user_to_another_site(lab: Lab) -> None:
     resp = httpx.post(f"{lab.ui}/login", data={"user": "viewer", "password":
                                                USERS["viewer"][0], "next": "//evil.example/"})

@@ -104,18 +104,23 @@ class SessionGate:
             await self.app(scope, receive, send)
             return
 
+        request = Request(scope, receive)
+        path = scope["path"][len(scope.get("root_path", "")):] if scope.get("root_path") \
+            else scope["path"]
+        # pages are never kept (they show one user's view); the stylesheet and script are,
+        # and asked again each time with their ETag (a 304 when unchanged)
+        caching = b"no-cache" if path.startswith("/static/") else b"no-store"
+
         async def secured(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 present = {k.lower() for k, _ in headers}
                 headers += [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()
                             if k.lower().encode() not in present]
+                headers.append((b"cache-control", caching))
                 message = {**message, "headers": headers}
             await send(message)
 
-        request = Request(scope, receive)
-        path = scope["path"][len(scope.get("root_path", "")):] if scope.get("root_path") \
-            else scope["path"]
         session = self.console.sessions.decode(request.cookies.get(COOKIE))
         fresh = None
         if session is None and self.console.open:

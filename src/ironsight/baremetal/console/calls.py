@@ -99,5 +99,8 @@ class Calls:
             answer = await self._discoverd.forward(method, path, params, body,
                                                    has_body=body is not None)
         except DiscoverdUnavailable as exc:
-            return Reply(503, {"error": {"message": exc.message}})
+            why = exc.message.split(": ", 1)[-1]
+            return Reply(503, {"error": {"message": (
+                f"discoverd did not answer: {why}. Right after a start it builds its fleet "
+                "index first (about 20 s per 10,000 nodes): reload the page then.")}})
         return Reply(answer.status, _decode(answer.body))
