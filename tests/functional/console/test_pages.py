@@ -44,6 +44,12 @@ def test_a_page_without_a_session_goes_to_the_login_with_the_way_back(lab: Lab) 
     assert resp.headers["location"] == "/ui/login?next=%2Fui%2Fnodes%3Fstate%3Dmanageable"
 
 
+def test_a_form_without_a_session_is_a_401_page(lab: Lab) -> None:
+    resp = httpx.post(f"{lab.ui}/nodes/bulk", data={"action": "manage"})
+    assert resp.status_code == 401
+    assert "log in again" in resp.text
+
+
 def test_a_wrong_password_is_a_401_on_the_form_and_sets_no_cookie(lab: Lab) -> None:
     resp = httpx.post(f"{lab.ui}/login", data={"user": "admin", "password": "nope"})
     assert resp.status_code == 401

@@ -134,16 +134,6 @@ class View:
                 if k not in ("sort", "desc", "per_page", "columns")}
 
 
-def pick(doc: Mapping[str, Any], name: str) -> Any:
-    """A dotted field of a node document (None: not there)."""
-    value: Any = doc
-    for part in name.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
-
-
 def _known(name: str) -> str:
     """The field is there and not null: nodes never inspected simply do not match."""
     return f"has({name}) && {name} != null"

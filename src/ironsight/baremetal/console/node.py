@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ironsight.baremetal.console.calls import Calls, path_of
-from ironsight.baremetal.console.filters import pick
 from ironsight.baremetal.console.pages import Refused, console_of, render
+from ironsight.common.dotted import pick
 
 TABS = {"summary": "Summary", "cpu": "CPU", "memory": "Memory", "disks": "Disks",
         "nics": "NICs", "pci": "PCI & GPUs", "bmc": "BMC", "attempts": "Inspections",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ironsight.common.cel import CelEvalError, Program
+from ironsight.common.dotted import pick
 from ironsight.common.exceptions import Invalid
 
 # What each matching node shows when no `fields` are asked for.
@@ -32,15 +33,6 @@ def parse_fields(raw: str | None) -> tuple[str, ...]:
         raise Invalid(f"Invalid value for fields: {raw!r} (comma-separated dotted names of "
                       f"the node document, at most {MAX_FIELDS})")
     return ("uuid", *[n for n in names if n != "uuid"])
-
-
-def pick(doc: Mapping[str, Any], name: str) -> Any:
-    value: Any = doc
-    for part in name.split("."):
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
 
 
 @dataclass

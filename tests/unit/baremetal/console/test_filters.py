@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ironsight.baremetal.console.filters import DEFAULT_COLUMNS, View, parse, pick
+from ironsight.baremetal.console.filters import DEFAULT_COLUMNS, View, parse
 from ironsight.common.cel import compile as cel_compile
+from ironsight.common.dotted import pick
 
 DOC = {"uuid": "u1", "name": "n1", "provision_state": "manageable", "driver": "fake-hardware",
        "maintenance": False, "traits": ["CUSTOM_GPU"], "owner": "team-a",
