@@ -703,9 +703,10 @@ class ConsoleSection:
         "again.", minimum=60)
     secure_cookie: str = opt(
         "auto", "Whether the session cookie is marked Secure (sent over HTTPS only). auto: "
-        "Secure when the API serves HTTPS or the request came over HTTPS (a TLS-terminating "
-        "proxy setting X-Forwarded-Proto), and on plain HTTP only for loopback addresses, "
-        "which browsers treat as secure.", choices=("auto", "always", "never"))
+        "Secure over HTTPS (also behind a TLS-terminating proxy that sets "
+        "X-Forwarded-Proto: https) and on plain HTTP to a loopback address, which browsers "
+        "treat as secure; not Secure on plain HTTP to any other address (serve the console "
+        "over HTTPS there).", choices=("auto", "always", "never"))
     bulk_concurrency: int = opt(
         8, "Nodes a bulk action of the console acts on at the same time.", minimum=1)
 

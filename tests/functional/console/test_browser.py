@@ -236,6 +236,32 @@ def test_the_discovery_inbox_approves_a_pending_machine(page: Page, lab: Lab) ->
     expect(row).to_have_count(1)
 
 
+def test_the_discovery_inbox_rejects_a_pending_machine(page: Page, lab: Lab) -> None:
+    with lab.api() as api:
+        resp = api.post("/v1/discovery/nodes", json={
+            "node": {"driver": "fake-hardware", "name": "found-2"},
+            "macs": ["52:54:00:d1:00:02"], "status": "pending"})
+        assert resp.status_code == 201, resp.text
+        found = resp.json()["node"]["uuid"]
+    log_in(page, lab, "admin", "/discovery")
+    page.locator(f"#discovered tr[data-uuid='{found}'] input.pick").check()
+    page.click("#reject")
+    expect(page.locator("#done")).to_have_text("Rejected 1 node(s)")
+    page.click("#status-rejected")
+    expect(page.locator(f"#discovered tr[data-uuid='{found}']")).to_have_count(1)
+
+
+def test_the_discovery_inbox_shows_the_manifest_machines_still_missing(page: Page,
+                                                                      lab: Lab) -> None:
+    csv = "serial,name,macs\nLATE-0001,rack9-u01,52:54:00:d3:00:01\n"
+    resp = httpx.post(f"{lab.svc.di_url}/v1/discovery/manifest", json={"csv": csv},
+                      auth=("admin", USERS["admin"][0]))
+    assert resp.status_code in (200, 201), resp.text
+    log_in(page, lab, "viewer", "/discovery")
+    expect(page.locator("#missing")).to_contain_text("LATE-0001")
+    expect(page.locator("#manifest-summary")).to_contain_text("1 missing")
+
+
 def test_the_discovery_inbox_resolves_a_conflict(page: Page, lab: Lab) -> None:
     with lab.api() as api:  # enrolled with its BMC only: a report naming that BMC conflicts
         resp = api.post("/v1/nodes", json={"driver": "fake-hardware", "name": "bmc-only",

@@ -152,3 +152,38 @@ async def test_a_burst_of_the_same_credentials_costs_one_bcrypt_check(
     results = await asyncio.gather(*(authenticator.identify(alice) for _ in range(8)))
     assert results == [Identity("alice", Role.ADMIN)] * 8
     assert checks == ["alice"]
+
+
+def in_process_app(auth: Scripted) -> Any:
+    async def ok(request: Request) -> Response:
+        return PlainTextResponse(request.state.identity.user)
+
+    def deny(scope: Any, status: int, message: str, headers: dict[str, str]) -> Response:
+        return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+    return Starlette(routes=[Route("/v1/nodes", ok, methods=["GET", "DELETE"])],
+                     middleware=[Middleware(AuthMiddleware, authenticator=auth,
+                                            rules=AccessRules(), deny=deny)])
+
+
+async def test_an_in_process_caller_acts_as_its_preset_identity_unasked() -> None:
+    from ironsight.common.asgi_call import AsgiCall
+    from ironsight.common.auth.middleware import PRESET_IDENTITY
+
+    auth = Scripted(None)  # would refuse anyone it is asked about
+    call = AsgiCall(in_process_app(auth), server=("127.0.0.1", 80), client=("127.0.0.1", 1))
+    answer = await call.request("GET", "/v1/nodes",
+                                extra_scope={PRESET_IDENTITY: Identity("ops", Role.READER)})
+    assert (answer.status, answer.body) == (200, b"ops")
+    assert auth.seen == {}
+    # the preset identity's role still decides: a reader may not write
+    refused = await call.request("DELETE", "/v1/nodes",
+                                 extra_scope={PRESET_IDENTITY: Identity("ops", Role.READER)})
+    assert refused.status == 403
+
+
+async def test_a_request_header_cannot_preset_an_identity() -> None:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=in_process_app(
+            Scripted(None))), base_url="http://t") as client:
+        resp = await client.get("/v1/nodes", headers={"ironsight.identity": "admin"})
+    assert resp.status_code == 401
