@@ -17,6 +17,9 @@ from tests.functional.conftest import ServiceProcess
 from tests.functional.security import USERS, auth_sections, write_htpasswd
 
 H = {"X-OpenStack-Ironic-API-Version": "latest"}
+# a member acting for one project (http_basic_projects), beside USERS's whole-fleet users
+TENANT, PROJECT = "tenant", "proj-ui"
+LAB_USERS = {**USERS, TENANT: ("tenant-pass-6e21", "member")}
 GIB = 1024**3
 _SEQ = itertools.count(1)
 
@@ -40,7 +43,7 @@ class Lab:
         return self.svc.url + "/ui"
 
     def api(self, user: str = "admin") -> httpx.Client:
-        return httpx.Client(base_url=self.svc.url, headers=H, auth=(user, USERS[user][0]),
+        return httpx.Client(base_url=self.svc.url, headers=H, auth=(user, LAB_USERS[user][0]),
                             timeout=30)
 
     def node(self, ident: str) -> dict[str, Any]:
@@ -119,8 +122,9 @@ def payload(node: dict[str, Any], *, cpus: int = 8, memory_mb: int = 16384,
 
 def start(state_dir: Path) -> Lab:
     svc = ServiceProcess(state_dir)
-    htpasswd = write_htpasswd(state_dir / "htpasswd")
-    sections = auth_sections(htpasswd)
+    htpasswd = write_htpasswd(state_dir / "htpasswd", LAB_USERS)
+    sections = auth_sections(htpasswd, LAB_USERS)
+    sections["DEFAULT"]["http_basic_projects"] = f"{TENANT}:{PROJECT}"
     # the console resolves discovery conflicts as the bare-metal service's user of
     # discoverd, which needs discoverd's admin role for it (docs/ui.md)
     roles = sections["DEFAULT"]["http_basic_roles"]

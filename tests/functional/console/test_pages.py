@@ -14,13 +14,13 @@ import pytest
 from tests.functional.conftest import ServiceProcess, free_tcp_port
 from tests.functional.security import USERS
 
-from .lab import Lab
+from .lab import LAB_USERS, PROJECT, TENANT, Lab
 
 
 @contextlib.contextmanager
 def logged_in(lab: Lab, user: str) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=lab.ui, follow_redirects=False, timeout=30) as client:
-        resp = client.post("/login", data={"user": user, "password": USERS[user][0],
+        resp = client.post("/login", data={"user": user, "password": LAB_USERS[user][0],
                                            "next": "/ui/nodes"})
         assert resp.status_code == 303, resp.text
         # the cookie is Secure, which a browser sends to a loopback address over plain HTTP
@@ -259,3 +259,83 @@ def test_keystone_users_log_in_with_their_project_and_get_their_role(
         assert 'id="actions"' not in page.text
     finally:
         svc.stop()
+
+
+def rows(page: httpx.Response) -> set[str]:
+    return set(re.findall(r'data-uuid="([^"]+)"', page.text))
+
+
+def owned_by(lab: Lab, project: str) -> set[str]:
+    with lab.api() as api:
+        found = api.get("/v1/nodes", params={"owner": project, "limit": "1000"}).json()
+    return {n["uuid"] for n in found["nodes"]}
+
+
+def test_a_project_user_lists_only_the_nodes_its_project_owns(lab: Lab) -> None:
+    owned = lab.make_node(owner=PROJECT)
+    leased = lab.make_node(lessee=PROJECT)
+    with logged_in(lab, TENANT) as client:
+        page = client.get("/nodes")
+    assert page.status_code == 200
+    assert owned["uuid"] in rows(page) and leased["uuid"] not in rows(page)
+    assert rows(page) == owned_by(lab, PROJECT)
+
+
+def test_a_project_users_expression_cannot_widen_the_node_list(lab: Lab) -> None:
+    lab.make_node(owner=PROJECT)
+    with logged_in(lab, TENANT) as client:
+        page = client.get("/nodes", params={"where": "false) || (true"})
+    assert page.status_code == 200
+    assert "where: Syntax error" in page.text
+    assert rows(page) == owned_by(lab, PROJECT)
+
+
+def test_a_project_user_gets_no_page_of_the_whole_fleet(lab: Lab) -> None:
+    with logged_in(lab, TENANT) as client:
+        nodes, board, inbox = (client.get(p) for p in ("/nodes", "/board", "/discovery"))
+        resolve = client.post("/discovery/conflicts/1", data={
+            "csrf": csrf_of(client), "resolution": "ignore"})
+    assert board.status_code == 403 and "act for project" in board.text
+    assert inbox.status_code == 403 and resolve.status_code == 403
+    assert "/ui/board" not in nodes.text and "/ui/discovery" not in nodes.text
+
+
+def test_a_project_user_reads_a_leased_nodes_summary_but_not_its_hardware(lab: Lab) -> None:
+    leased = lab.make_node(lessee=PROJECT)
+    with logged_in(lab, TENANT) as client:
+        summary = client.get(f"/nodes/{leased['uuid']}")
+        cpu = client.get(f"/nodes/{leased['uuid']}", params={"tab": "cpu"})
+        raw = client.get(f"/nodes/{leased['uuid']}/document.json")
+    assert summary.status_code == 200
+    assert 'id="tab-cpu"' not in summary.text and 'id="download"' not in summary.text
+    assert cpu.status_code == 403 and raw.status_code == 403
+    assert "leases it" in cpu.text
+
+
+def test_a_project_user_reads_its_own_nodes_hardware_and_not_anothers_node(lab: Lab) -> None:
+    owned = lab.make_node(owner=PROJECT)
+    other = lab.make_node(owner="another-project")
+    with logged_in(lab, TENANT) as client:
+        cpu = client.get(f"/nodes/{owned['uuid']}", params={"tab": "cpu"})
+        foreign = client.get(f"/nodes/{other['uuid']}")
+    assert cpu.status_code == 200
+    assert foreign.status_code == 404
+
+
+def test_a_project_users_bulk_action_on_all_that_match_touches_only_its_nodes(
+        lab: Lab) -> None:
+    mine = lab.make_node(owner=PROJECT)
+    other = lab.make_node(owner="another-project")
+    with logged_in(lab, TENANT) as client:
+        # a project's member may set maintenance on what it owns (Ironic's
+        # baremetal:node:set_maintenance), not traits (its owner's admin only)
+        form = {"csrf": csrf_of(client), "action": "maintenance_on", "scope": "matching",
+                "reason": "tenant bulk", "f_driver": "fake-hardware"}
+        confirm = client.post("/nodes/bulk", data=form)
+        count = re.search(r'id="confirm-count">(\d+)<', confirm.text)
+        assert count is not None, confirm.text
+        assert int(count.group(1)) == len(owned_by(lab, PROJECT))
+        resp = client.post("/nodes/bulk/run", data={**form, "expected": count.group(1)})
+    assert resp.status_code == 200, resp.text
+    assert lab.node(mine["uuid"])["maintenance"] is True
+    assert lab.node(other["uuid"])["maintenance"] is False

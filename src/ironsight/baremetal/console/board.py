@@ -6,12 +6,13 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ironsight.baremetal.console.pages import console_of, render
+from ironsight.baremetal.console.pages import console_of, fleet_wide, render
 
 LIMIT = 50
 
 
 async def board(request: Request) -> Response:
+    fleet_wide(request)
     reply = await console_of(request).calls.discoverd("GET", "board", {"limit": str(LIMIT)})
     template = "board_part.html" if request.query_params.get("part") == "1" else "board.html"
     return render(request, template, board=reply.data if reply.ok else None,

@@ -17,7 +17,14 @@ from starlette.responses import Response
 from ironsight.baremetal.console import fleet
 from ironsight.baremetal.console.calls import Calls, path_of
 from ironsight.baremetal.console.filters import View, parse
-from ironsight.baremetal.console.pages import Refused, checked_form, console_of, first, render
+from ironsight.baremetal.console.pages import (
+    Refused,
+    checked_form,
+    console_of,
+    first,
+    project_of,
+    render,
+)
 from ironsight.common.auth.identity import Identity
 
 TRAIT = re.compile(r"^(CUSTOM_[A-Z0-9_]{1,248}|[A-Z][A-Z0-9_]{0,254})$")
@@ -45,7 +52,7 @@ class Result:
     message: str
 
 
-def _plan(form: dict[str, Any]) -> Plan:
+def _plan(form: dict[str, Any], project: str | None) -> Plan:
     action = first(form, "action")
     if action not in fleet.ACTIONS:
         raise Refused(400, f"action: {action[:40]!r} is not one of "
@@ -70,7 +77,7 @@ def _plan(form: dict[str, Any]) -> Plan:
         raise Refused(400, f"reason: longer than {MAX_REASON} characters.")
     view = parse({k: first(form, "f_" + k) for k in
                   ("state", "driver", "maintenance", "trait", "owner", "vendor",
-                   "min_memory_gib", "min_cpus", "min_gpus", "where")})
+                   "min_memory_gib", "min_cpus", "min_gpus", "where")}, project)
     if view.errors:
         raise Refused(400, "; ".join(view.errors))
     return Plan(action, scope, list(dict.fromkeys(nodes)), view, trait, reason)
@@ -84,7 +91,7 @@ async def _targets(calls: Calls, plan: Plan) -> tuple[list[dict[str, Any]], str 
 
 async def confirm(request: Request) -> Response:
     form = await checked_form(request)
-    plan = _plan(form)
+    plan = _plan(form, project_of(request))
     calls = console_of(request).calls
     if plan.scope == "matching":
         total, problem = await fleet.count(calls, plan.view.expression())
@@ -98,7 +105,7 @@ async def confirm(request: Request) -> Response:
 
 async def run(request: Request) -> Response:
     form = await checked_form(request)
-    plan = _plan(form)
+    plan = _plan(form, project_of(request))
     console = console_of(request)
     expected = first(form, "expected")
     targets, problem = await _targets(console.calls, plan)

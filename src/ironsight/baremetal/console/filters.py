@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from ironsight.baremetal import states
+from ironsight.common.cel import CelError, compile_expression
 
 # column name -> (heading, the document's dotted field)
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -68,6 +69,9 @@ class View:
     per_page: int = 50
     columns: tuple[str, ...] = DEFAULT_COLUMNS
     errors: tuple[str, ...] = field(default=(), compare=False)
+    # a user acting for a project sees the nodes it owns: the fleet is hardware, and a
+    # node's inventory is its owner's to read (Ironic's baremetal:node:inventory:get)
+    project: str | None = None
 
     @property
     def filtered(self) -> bool:
@@ -76,6 +80,8 @@ class View:
     def expression(self) -> str:
         """The whole filter as one CEL expression."""
         clauses: list[str] = []
+        if self.project is not None:
+            clauses.append(f"owner == {_string(self.project)}")
         if self.state:
             clauses.append(f"provision_state == {_string(self.state)}")
         if self.driver:
@@ -163,7 +169,7 @@ def _name(params: Mapping[str, str], name: str, errors: list[str]) -> str:
     return raw
 
 
-def parse(params: Mapping[str, str]) -> View:
+def parse(params: Mapping[str, str], project: str | None = None) -> View:
     """The view of a request's query; what cannot be used is dropped and named in
     `errors` (the page shows them beside the form)."""
     errors: list[str] = []
@@ -180,6 +186,14 @@ def parse(params: Mapping[str, str]) -> View:
     if len(where) > MAX_WHERE:
         errors.append(f"where: the expression is longer than {MAX_WHERE} characters")
         where = ""
+    if project is not None and where:
+        # the project's clause is ANDed with the user's expression: one that is not a whole
+        # expression on its own (`x) || (true`) would escape it
+        try:
+            compile_expression(where)
+        except CelError as exc:
+            errors.append(f"where: {exc}")
+            where = ""
     sort = params.get("sort", "name")
     if sort not in COLUMNS:
         errors.append(f"sort: {sort[:40]!r} is not a column")
@@ -198,4 +212,4 @@ def parse(params: Mapping[str, str]) -> View:
                 min_gpus=_int(params, "min_gpus", errors), where=where, sort=sort,
                 desc=params.get("desc", "") in ("1", "true", "yes"),
                 page=_int(params, "page", errors, low=1) or 1, per_page=per_page,
-                columns=columns, errors=tuple(errors))
+                columns=columns, errors=tuple(errors), project=project)

@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from ironsight.baremetal.console import filters
 from ironsight.baremetal.console.calls import Calls
-from ironsight.baremetal.console.pages import console_of, render
+from ironsight.baremetal.console.pages import console_of, project_of, render
 
 MAX_PAGE = 1000  # discoverd's largest page
 ACTIONS = {
@@ -89,7 +89,7 @@ async def count(calls: Calls, expression: str) -> tuple[int, str | None]:
 
 async def fleet_page(request: Request) -> Response:
     console = console_of(request)
-    view = filters.parse(request.query_params)
+    view = filters.parse(request.query_params, project_of(request))
     table = await query(console.calls, view)
     return render(request, "fleet.html", view=view, table=table, columns=filters.COLUMNS,
                   states=filters.STATES, actions=ACTIONS, per_page_choices=filters.PER_PAGE)

@@ -17,6 +17,7 @@ from ironsight.baremetal.console.pages import (
     checked_form,
     console_of,
     first,
+    fleet_wide,
     render,
 )
 from ironsight.common.auth.identity import Role
@@ -26,6 +27,7 @@ STATUSES = ("pending", "approved", "rejected")
 
 
 async def inbox(request: Request) -> Response:
+    fleet_wide(request)
     calls = console_of(request).calls
     identity = request.scope["ironsight.console_session"].identity
     status = request.query_params.get("status", "pending")
@@ -47,6 +49,7 @@ async def inbox(request: Request) -> Response:
 
 async def decide(request: Request) -> Response:
     """Approve or reject the chosen discovered nodes."""
+    fleet_wide(request)
     form = await checked_form(request, role=Role.ADMIN)
     decision = request.path_params["decision"]
     nodes = [n for n in form.get("node", []) if isinstance(n, str) and n]
@@ -66,6 +69,7 @@ async def decide(request: Request) -> Response:
 async def resolve(request: Request) -> Response:
     """Resolving is discoverd's, by the bare-metal service's own user of it: admins only,
     as in discoverd's API."""
+    fleet_wide(request)
     form = await checked_form(request, role=Role.ADMIN)
     conflict = request.path_params["conflict"]
     if not conflict.isdigit() or len(conflict) > 18:

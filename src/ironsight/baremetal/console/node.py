@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from ironsight.baremetal.console.calls import Calls, path_of
-from ironsight.baremetal.console.pages import Refused, console_of, render
+from ironsight.baremetal.console.pages import Refused, console_of, project_of, render
 from ironsight.common.dotted import pick
 
 TABS = {"summary": "Summary", "cpu": "CPU", "memory": "Memory", "disks": "Disks",
@@ -34,13 +34,31 @@ COMPARED = (("Name", "name"), ("State", "provision_state"), ("Driver", "driver")
             ("Traits", "traits"), ("Inspected", "inspected_at"))
 
 
-async def _node(calls: Calls, request: Request, ident: str) -> dict[str, Any]:
+NODE_TABS = ("summary", "history")  # what the API shows of a node its project only leases
+
+
+async def _node(calls: Calls, request: Request, ident: str, *,
+                hardware: bool = False) -> dict[str, Any]:
+    """The node as the user may see it (the API's 404 if not); with `hardware`, only if the
+    user may also read its hardware and inspections."""
     reply = await calls.bm(request.scope["ironsight.console_session"].identity, "GET",
                            path_of("v1", "nodes", ident))
     if not reply.ok:
         raise Refused(reply.status, reply.error)
     node: dict[str, Any] = reply.data
+    if hardware and not hardware_readable(request, node):
+        raise Refused(403, f"The hardware and inspections of node "
+                           f"{node.get('name') or node['uuid']} are its owner's to read: your "
+                           f"project {project_of(request)!r} leases it (as the API's policy "
+                           "baremetal:node:inventory:get).")
     return node
+
+
+def hardware_readable(request: Request, node: Mapping[str, Any]) -> bool:
+    """discoverd's answers are read as the service: the console applies the API's rule that a
+    node's inventory is for the whole fleet's users and its owner's, not its lessee's."""
+    project = project_of(request)
+    return project is None or node.get("owner") == project
 
 
 async def _document(calls: Calls, uuid: str) -> tuple[dict[str, Any], str | None]:
@@ -54,16 +72,22 @@ async def node_page(request: Request) -> Response:
     tab = request.query_params.get("tab", "summary")
     if tab not in TABS:
         raise Refused(404, f"tab: {tab[:30]!r} is not one of {', '.join(TABS)}.")
-    node = await _node(calls, request, request.path_params["node"])
+    node = await _node(calls, request, request.path_params["node"],
+                       hardware=tab not in NODE_TABS)
     uuid = node["uuid"]
-    context: dict[str, Any] = {"node": node, "tab": tab, "tabs": TABS, "problem": None}
+    readable = hardware_readable(request, node)
+    tabs = TABS if readable else {t: TABS[t] for t in NODE_TABS}
+    context: dict[str, Any] = {"node": node, "tab": tab, "tabs": tabs, "problem": None,
+                               "latest": None}
     if tab == "summary":
         ports = await calls.bm(identity, "GET", path_of("v1", "nodes", uuid, "ports"),
                                {"detail": "True"})
         context["ports"] = ports.data.get("ports", []) if ports.ok else []
-        attempts = await calls.discoverd("GET", path_of("introspection", uuid, "attempts"))
-        context["latest"] = attempts.data["attempts"][-1] \
-            if attempts.ok and attempts.data["attempts"] else None
+        if readable:
+            attempts = await calls.discoverd("GET", path_of("introspection", uuid,
+                                                            "attempts"))
+            context["latest"] = attempts.data["attempts"][-1] \
+                if attempts.ok and attempts.data["attempts"] else None
     elif tab in ("cpu", "memory", "disks", "nics", "pci", "bmc", "rules"):
         context["doc"], context["problem"] = await _document(calls, uuid)
         context["inventory"] = context["doc"].get("inventory", {})
@@ -129,7 +153,7 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 async def raw_json(request: Request) -> Response:
     """The node's whole document (API fields, inventory, derived hardware), as a download."""
     calls = console_of(request).calls
-    node = await _node(calls, request, request.path_params["node"])
+    node = await _node(calls, request, request.path_params["node"], hardware=True)
     doc, problem = await _document(calls, node["uuid"])
     if problem:
         raise Refused(503, problem)
@@ -140,7 +164,7 @@ async def raw_json(request: Request) -> Response:
 
 async def ramdisk_log(request: Request) -> Response:
     calls = console_of(request).calls
-    node = await _node(calls, request, request.path_params["node"])
+    node = await _node(calls, request, request.path_params["node"], hardware=True)
     params = {"attempt": request.query_params["attempt"]} \
         if "attempt" in request.query_params else {}
     reply = await calls.discoverd("GET", path_of("introspection", node["uuid"], "logs"),
@@ -154,10 +178,12 @@ async def live(request: Request) -> Response:
     """Where the node and its inspection stand now: polled by the node page (console.js)."""
     calls = console_of(request).calls
     node = await _node(calls, request, request.path_params["node"])
-    attempts = await calls.discoverd("GET", path_of("introspection", node["uuid"],
-                                                    "attempts"))
-    latest = attempts.data["attempts"][-1] if attempts.ok and attempts.data["attempts"] \
-        else None
+    latest = None
+    if hardware_readable(request, node):
+        attempts = await calls.discoverd("GET", path_of("introspection", node["uuid"],
+                                                        "attempts"))
+        latest = attempts.data["attempts"][-1] if attempts.ok and attempts.data["attempts"] \
+            else None
     phases = latest["phases"] if latest else []
     return JSONResponse({
         "provision_state": node["provision_state"], "power_state": node["power_state"],
@@ -176,7 +202,7 @@ async def compare(request: Request) -> Response:
     if not 2 <= len(idents) <= MAX_COMPARE:
         raise Refused(400, f"node: choose 2 to {MAX_COMPARE} nodes to compare "
                            f"({len(idents)} given).")
-    nodes = await asyncio.gather(*(_node(calls, request, i) for i in idents))
+    nodes = await asyncio.gather(*(_node(calls, request, i, hardware=True) for i in idents))
     docs = await asyncio.gather(*(_document(calls, n["uuid"]) for n in nodes))
     rows = [(label, [pick(doc, name) for doc, _ in docs]) for label, name in COMPARED]
     return render(request, "compare.html", nodes=nodes, rows=rows,

@@ -69,6 +69,21 @@ def session_of(request: Request) -> Session | None:
     return found
 
 
+def project_of(request: Request) -> str | None:
+    """The project the session's user acts for (None: the whole fleet)."""
+    session = session_of(request)
+    return session.project if session is not None else None
+
+
+def fleet_wide(request: Request) -> None:
+    """Pages that show the whole fleet (the board, discovery) read discoverd as the service,
+    which cannot tell one project's nodes from another's there: operators' only."""
+    project = project_of(request)
+    if project is not None:
+        raise Refused(403, f"This page shows the whole fleet, and you act for project "
+                           f"{project!r}: the node list shows the nodes it owns.")
+
+
 def render(request: Request, template: str, code: int = 200, **context: Any) -> Response:
     console = console_of(request)
     context.update(request=request, session=session_of(request), prefix=PREFIX,

@@ -75,3 +75,21 @@ def test_pick_reads_dotted_fields_and_none_where_absent() -> None:
     assert pick(DOC, "hardware.cpu_count") == 64
     assert pick(UNINSPECTED, "hardware.cpu_count") is None
     assert pick(DOC, "name.first") is None
+
+
+def test_a_project_users_view_finds_only_the_nodes_its_project_owns() -> None:
+    assert matches(parse({}, project="team-a"), DOC)
+    assert not matches(parse({}, project="team-b"), DOC)
+    assert not matches(parse({"owner": "team-a"}, project="team-b"), DOC)
+
+
+def test_a_project_users_expression_cannot_escape_the_projects_clause() -> None:
+    view = parse({"where": "false) || (true"}, project="team-b")
+    assert not matches(view, DOC)
+    assert view.where == "" and any(e.startswith("where:") for e in view.errors)
+
+
+def test_a_project_users_whole_expression_is_kept() -> None:
+    view = parse({"where": "hardware.gpu_count == 4 || false"}, project="team-a")
+    assert view.errors == () and matches(view, DOC)
+    assert not matches(parse({"where": "hardware.gpu_count == 4"}, project="team-b"), DOC)
