@@ -5,9 +5,11 @@ nodes are inspected through discoverd, and the test posts the report an agent wo
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,3 +137,24 @@ def start(state_dir: Path) -> Lab:
                   auto_discovery={"enabled": "true", "probe_bmc": "false"})
     svc.start()
     return Lab(svc)
+
+
+@contextlib.contextmanager
+def logged_in(lab: Lab, user: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=lab.ui, follow_redirects=False, timeout=30) as client:
+        resp = client.post("/login", data={"user": user, "password": LAB_USERS[user][0],
+                                           "next": "/ui/nodes"})
+        assert resp.status_code == 303, resp.text
+        # the cookie is Secure, which a browser sends to a loopback address over plain HTTP
+        # (a secure context) but httpx's cookie jar does not: given as it would be sent
+        client.cookies.clear()
+        client.cookies.set("ironsight_session", resp.cookies["ironsight_session"], path="/ui/")
+        yield client
+
+
+def csrf_of(client: httpx.Client) -> str:
+    page = client.get("/nodes")
+    assert page.status_code == 200, page.text
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found is not None
+    return found.group(1)

@@ -3,9 +3,7 @@ make (forged, stale, foreign, malformed) and what it answers around its pages.""
 
 from __future__ import annotations
 
-import contextlib
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,28 +12,7 @@ import pytest
 from tests.functional.conftest import ServiceProcess, free_tcp_port
 from tests.functional.security import USERS
 
-from .lab import LAB_USERS, PROJECT, TENANT, Lab
-
-
-@contextlib.contextmanager
-def logged_in(lab: Lab, user: str) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=lab.ui, follow_redirects=False, timeout=30) as client:
-        resp = client.post("/login", data={"user": user, "password": LAB_USERS[user][0],
-                                           "next": "/ui/nodes"})
-        assert resp.status_code == 303, resp.text
-        # the cookie is Secure, which a browser sends to a loopback address over plain HTTP
-        # (a secure context) but httpx's cookie jar does not: given as it would be sent
-        client.cookies.clear()
-        client.cookies.set("ironsight_session", resp.cookies["ironsight_session"], path="/ui/")
-        yield client
-
-
-def csrf_of(client: httpx.Client) -> str:
-    page = client.get("/nodes")
-    assert page.status_code == 200, page.text
-    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
-    assert found is not None
-    return found.group(1)
+from .lab import PROJECT, TENANT, Lab, csrf_of, logged_in
 
 
 def test_a_page_without_a_session_goes_to_the_login_with_the_way_back(lab: Lab) -> None:

@@ -41,6 +41,7 @@ DEFAULT_COLUMNS = ("name", "provision_state", "power_state", "maintenance", "dri
                    "vendor", "product", "cpus", "memory")
 PER_PAGE = (25, 50, 100, 250)
 MAX_WHERE = 4096
+_DIGITS = re.compile(r"^[0-9]{1,12}$")
 _NAME = re.compile(r"^[A-Za-z0-9_.:@+-]{1,255}$")  # driver, owner and trait values
 # every provision state a node can be in (the state machine's)
 STATES = tuple(sorted({s for pair in states.TRANSITIONS.items()
@@ -155,8 +156,10 @@ def _int(params: Mapping[str, str], name: str, errors: list[str], *, low: int = 
     raw = params.get(name, "").strip()
     if not raw:
         return None
-    if not raw.isdigit() or not low <= int(raw) <= high:
-        errors.append(f"{name}: {raw!r} is not a whole number from {low} to {high}")
+    # ASCII digits only (str.isdigit takes "²", which int() does not), and few enough of
+    # them for int() (it refuses over 4,300 digits)
+    if not _DIGITS.match(raw) or not low <= int(raw) <= high:
+        errors.append(f"{name}: {raw[:80]!r} is not a whole number from {low} to {high}")
         return None
     return int(raw)
 

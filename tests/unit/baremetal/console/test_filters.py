@@ -93,3 +93,10 @@ def test_a_project_users_whole_expression_is_kept() -> None:
     view = parse({"where": "hardware.gpu_count == 4 || false"}, project="team-a")
     assert view.errors == () and matches(view, DOC)
     assert not matches(parse({"where": "hardware.gpu_count == 4"}, project="team-b"), DOC)
+
+
+def test_a_number_too_long_or_not_in_ascii_digits_is_named_not_a_crash() -> None:
+    for raw in ("9" * 5000, "²", "١٢"):
+        view = parse({"min_cpus": raw, "page": raw})
+        assert view.min_cpus is None and view.page == 1
+        assert any(e.startswith("min_cpus:") for e in view.errors)
