@@ -122,7 +122,7 @@ def payload(node: dict[str, Any], *, cpus: int = 8, memory_mb: int = 16384,
         "boot_interface": f"01-{node['mac'].replace(':', '-')}", "error": None}
 
 
-def start(state_dir: Path) -> Lab:
+def start(state_dir: Path, **sections: dict[str, str]) -> Lab:
     svc = ServiceProcess(state_dir)
     htpasswd = write_htpasswd(state_dir / "htpasswd", LAB_USERS)
     sections = auth_sections(htpasswd, LAB_USERS)
@@ -135,6 +135,7 @@ def start(state_dir: Path) -> Lab:
     svc.configure(discoverd={"enabled": "true", "service_url": svc.di_url + "/v1"},
                   introspection={"allow_tokenless_reports": "true"},
                   auto_discovery={"enabled": "true", "probe_bmc": "false"})
+    svc.configure(**sections)
     svc.start()
     return Lab(svc)
 
