@@ -277,6 +277,10 @@ def test_the_discovery_inbox_resolves_a_conflict(page: Page, lab: Lab) -> None:
     conflict.locator("button.resolve").click()
     expect(page.locator("#done")).to_contain_text("resolved")
     expect(page.locator("article.conflict", has_text=known)).to_have_count(0)
+    with httpx.Client(base_url=lab.svc.di_url, auth=("bm-svc", USERS["bm-svc"][0])) as di:
+        every = di.get("/v1/discovery/conflicts", params={"all": "true"}).json()["conflicts"]
+    (mine,) = [c for c in every if known in str(c)]
+    assert mine["resolved_by"] == "bm-svc for admin"  # the service's user, for the console's
 
 
 def test_noauth_needs_no_login(tmp_path: Path, page: Page) -> None:

@@ -340,6 +340,17 @@ async def test_an_ignored_conflict_stays_resolved_and_a_second_resolution_is_ref
 
 
 @ON
+async def test_a_resolution_made_for_someone_records_the_caller_and_them(
+        bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
+    _, found = await bmc_only_conflict(bm, di)
+    resp = await di.post(f"/v1/discovery/conflicts/{found['id']}",
+                         json={"resolution": "ignore", "on_behalf_of": "alice"})
+    assert resp.status_code == 200, resp.text
+    (ignored,) = await conflicts(di, every=True)
+    assert ignored["resolved_by"] == "anonymous for alice"  # noauth: no caller's name
+
+
+@ON
 async def test_a_bad_resolution_names_the_field_and_changes_nothing(
         bm: httpx.AsyncClient, di: httpx.AsyncClient) -> None:
     _, found = await bmc_only_conflict(bm, di)
@@ -349,6 +360,10 @@ async def test_a_bad_resolution_names_the_field_and_changes_nothing(
     resp = await di.post(f"/v1/discovery/conflicts/{found['id']}",
                          json={"resolution": "same_machine", "node": str(uuidlib.uuid4())})
     assert resp.status_code == 400 and "node" in resp.text
+    for bad in (7, "", "x" * 129, "bob\nroot"):
+        resp = await di.post(f"/v1/discovery/conflicts/{found['id']}",
+                             json={"resolution": "ignore", "on_behalf_of": bad})
+        assert resp.status_code == 400 and "on_behalf_of" in resp.text, bad
     assert (await di.post("/v1/discovery/conflicts/999999",
                           json={"resolution": "ignore"})).status_code == 404
     assert len(await conflicts(di)) == 1

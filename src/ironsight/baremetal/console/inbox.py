@@ -79,6 +79,9 @@ async def resolve(request: Request) -> Response:
         raise Refused(400, f"resolution: {resolution[:30]!r} is not one of "
                            f"{', '.join(RESOLUTIONS)}.")
     body: dict[str, str] = {"resolution": resolution}
+    user = request.scope["ironsight.console_session"].user
+    if user:  # recorded by discoverd beside its caller, the service (noauth: nobody)
+        body["on_behalf_of"] = user
     if first(form, "node"):
         body["node"] = first(form, "node")
     reply = await console_of(request).calls.discoverd(

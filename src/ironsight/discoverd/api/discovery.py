@@ -57,20 +57,34 @@ async def show_conflict(ctx: Ctx) -> Any:
 
 @endpoint
 async def resolve_conflict(ctx: Ctx) -> Any:
-    """Body: `resolution` (same_machine, new_machine, ignore), `node` (same_machine)."""
+    """Body: `resolution` (same_machine, new_machine, ignore), `node` (same_machine),
+    `on_behalf_of` (the person a service resolves for, as the console does: recorded beside
+    the authenticated caller, never instead of it)."""
     ctx.query(set())
     body = await ctx.body()
-    if not isinstance(body, dict) or set(body) - {"resolution", "node"}:
+    if not isinstance(body, dict) or set(body) - {"resolution", "node", "on_behalf_of"}:
         raise Invalid("The body must be a JSON object with 'resolution' and, for "
-                      "same_machine, 'node'")
+                      "same_machine, 'node' (and optionally 'on_behalf_of')")
     resolution, node = body.get("resolution"), body.get("node")
     if resolution not in RESOLUTIONS:
         raise Invalid(f"Invalid value for resolution: {resolution!r} (one of "
                       f"{', '.join(RESOLUTIONS)})")
     if node is not None and not isinstance(node, str):
         raise Invalid("Field 'node' must be a node UUID")
-    return 200, await ctx.deps.processor.resolve_conflict(_conflict_id(ctx), resolution,
-                                                          node, acting_user())
+    return 200, await ctx.deps.processor.resolve_conflict(
+        _conflict_id(ctx), resolution, node, _resolver(body.get("on_behalf_of")))
+
+
+def _resolver(on_behalf_of: Any) -> str | None:
+    """Who resolved: the caller, and whom it resolved for (`svc for alice`)."""
+    user = acting_user()
+    if on_behalf_of is None:
+        return user
+    if not isinstance(on_behalf_of, str) or not 0 < len(on_behalf_of) <= 128 or \
+            not on_behalf_of.isprintable():
+        raise Invalid("Field 'on_behalf_of' must be a user name (1 to 128 printable "
+                      "characters)")
+    return f"{user or 'anonymous'} for {on_behalf_of}"[:255]  # the column's size
 
 
 @endpoint
