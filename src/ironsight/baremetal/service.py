@@ -14,6 +14,7 @@ from ironsight.baremetal.api.base import BaremetalDeps
 from ironsight.baremetal.conductor.manager import Conductor
 from ironsight.baremetal.conductor.periodic import PeriodicTasks
 from ironsight.baremetal.console.app import WithConsole, create_console
+from ironsight.baremetal.db.console_sessions import RevokedSessions
 from ironsight.baremetal.db.models import VERSION_TABLE
 from ironsight.baremetal.discoverd_proxy import DiscoverdProxy
 from ironsight.baremetal.drivers.loader import load_drivers
@@ -56,7 +57,8 @@ class BaremetalService:
                 conf, discoverd=dataclasses.replace(conf.discoverd,
                                                     service_url=local_discoverd_url)))
         if conf.console.enabled:
-            console = create_console(conf, self.api_app, self.console_discoverd)
+            console = create_console(conf, self.api_app, self.console_discoverd,
+                                     RevokedSessions(self.db))
             if conf.console.host:
                 self.console_app = WithConsole(None, console)
             else:

@@ -316,3 +316,23 @@ def test_a_project_users_bulk_action_on_all_that_match_touches_only_its_nodes(
     assert resp.status_code == 200, resp.text
     assert lab.node(mine["uuid"])["maintenance"] is True
     assert lab.node(other["uuid"])["maintenance"] is False
+
+
+def test_a_copy_of_a_logged_out_session_cookie_is_refused(lab: Lab) -> None:
+    with logged_in(lab, "ops") as client:
+        cookie = client.cookies["ironsight_session"]
+        token = csrf_of(client)
+        assert client.post("/logout", data={"csrf": token}).status_code == 303
+    with httpx.Client(base_url=lab.ui, cookies={"ironsight_session": cookie}) as copy:
+        page = copy.get("/nodes")
+        form = copy.post("/nodes/bulk/run", data={
+            "csrf": token, "action": "maintenance_on", "scope": "selected", "expected": "1",
+            "node": "00000000-0000-0000-0000-000000000000"})
+    assert page.status_code == 303 and page.headers["location"].startswith("/ui/login")
+    assert form.status_code == 401
+
+
+def test_a_logout_ends_that_session_only(lab: Lab) -> None:
+    with logged_in(lab, "ops") as first, logged_in(lab, "ops") as second:
+        assert first.post("/logout", data={"csrf": csrf_of(first)}).status_code == 303
+        assert second.get("/nodes").status_code == 200

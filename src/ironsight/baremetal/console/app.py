@@ -30,14 +30,22 @@ from ironsight.baremetal.console.pages import (
     console_of,
     refuse_foreign,
     render,
+    session_of,
     set_session,
     to_login,
 )
-from ironsight.baremetal.console.session import COOKIE, Sessions, load_key, session_key_path
+from ironsight.baremetal.console.session import (
+    COOKIE,
+    Revocations,
+    Sessions,
+    load_key,
+    session_key_path,
+)
 from ironsight.baremetal.discoverd_proxy import DiscoverdProxy
 from ironsight.common.auth.identity import ANONYMOUS_ADMIN, Role
 from ironsight.common.auth.strategy import authenticator
 from ironsight.common.config import Config
+from ironsight.common.exceptions import DatabaseUnavailable
 
 LOG = logging.getLogger(__name__)
 OPEN_PATHS = ("/login", "/static/")  # served without a session
@@ -78,6 +86,13 @@ async def login(request: Request) -> Response:
 
 async def logout(request: Request) -> Response:
     await checked_form(request, role=Role.READER)
+    session, revocations = session_of(request), console_of(request).revocations
+    if session is not None and revocations is not None:
+        try:
+            await revocations.revoke(session.sid, session.expires)
+        except DatabaseUnavailable:
+            raise Refused(503, "The database is unavailable: you are not logged out; try "
+                               "again shortly.") from None
     response = RedirectResponse(PREFIX + "/login", status_code=303)
     response.delete_cookie(COOKIE, path=PREFIX + "/")
     return response
@@ -122,6 +137,16 @@ class SessionGate:
             await send(message)
 
         session = self.console.sessions.decode(request.cookies.get(COOKIE))
+        revocations = self.console.revocations
+        if session is not None and revocations is not None and not self.console.open:
+            try:
+                if await revocations.revoked(session.sid):
+                    session = None  # logged out: this is a copy of the cookie, or a replay
+            except DatabaseUnavailable:
+                scope["ironsight.console_session"] = None
+                await _error(request, 503, "The database is unavailable: try again shortly.")(
+                    scope, receive, secured)
+                return
         fresh = None
         if session is None and self.console.open:
             session = fresh = self.console.sessions.new(ANONYMOUS_ADMIN)
@@ -160,7 +185,8 @@ async def http_error(request: Request, exc: Exception) -> Response:
     return _error(request, exc.status_code, str(exc.detail))
 
 
-def create_console(conf: Config, api: ASGIApp, discoverd: DiscoverdProxy) -> Starlette:
+def create_console(conf: Config, api: ASGIApp, discoverd: DiscoverdProxy,
+                   revocations: Revocations | None = None) -> Starlette:
     sessions = Sessions(load_key(session_key_path(conf.console.session_key_file,
                                                   conf.state_dir)),
                         conf.console.session_lifetime)
@@ -168,7 +194,7 @@ def create_console(conf: Config, api: ASGIApp, discoverd: DiscoverdProxy) -> Sta
         loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
         undefined=jinja2.StrictUndefined if conf.DEFAULT.debug else jinja2.Undefined))
     console = Console(conf, Calls(api, discoverd, server=(conf.api.host, conf.api.port)),
-                      sessions, authenticator(conf), templates)
+                      sessions, authenticator(conf), templates, revocations)
     routes = [
         Route("/", home, methods=["GET"]),
         Route("/login", login_form, methods=["GET"]),

@@ -15,7 +15,13 @@ from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from ironsight.baremetal.console.calls import Calls
-from ironsight.baremetal.console.session import COOKIE, Session, Sessions, check_csrf
+from ironsight.baremetal.console.session import (
+    COOKIE,
+    Revocations,
+    Session,
+    Sessions,
+    check_csrf,
+)
 from ironsight.common.auth.identity import Role
 from ironsight.common.auth.middleware import Authenticator
 from ironsight.common.config import Config
@@ -43,6 +49,7 @@ class Console:
     sessions: Sessions
     authenticator: Authenticator
     templates: Jinja2Templates
+    revocations: Revocations | None = None  # None: a logout ends the cookie in its browser
 
     @property
     def open(self) -> bool:

@@ -17,6 +17,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ironsight.common.auth.identity import Identity, Role
 from ironsight.common.exceptions import ConfigError
@@ -37,6 +38,12 @@ class Session:
     csrf: str
 
     @property
+    def sid(self) -> str:
+        """The session's name where its end is recorded (a logout): the hash of its CSRF
+        token, which is random per session and never stored itself."""
+        return hashlib.sha256(self.csrf.encode()).hexdigest()
+
+    @property
     def identity(self) -> Identity:
         return Identity(self.user, self.role, self.project)
 
@@ -44,6 +51,15 @@ class Session:
     def can_act(self) -> bool:
         """Whether the console shows this user its buttons (the API decides anyway)."""
         return self.role >= Role.MEMBER
+
+
+class Revocations(Protocol):
+    """Sessions ended by a logout before their cookie's end (baremetal/db/console_sessions.py:
+    in the service's database, so that every replica knows)."""
+
+    async def revoke(self, session: str, expires: float) -> None: ...
+
+    async def revoked(self, session: str) -> bool: ...
 
 
 def load_key(path: Path) -> bytes:

@@ -144,6 +144,15 @@ history = Table(
     Index("bm_history_node_idx", "node_id", "id"),
 )
 
+# the web console's sessions ended by a logout before their end: a session is its signed
+# cookie, so a copy of one would stay good without this (baremetal/console/session.py)
+console_revoked = Table(
+    "bm_console_revoked", metadata,
+    Column("session", String(64), primary_key=True),  # SHA-256 of its CSRF token, hex
+    Column("expires_at", DateTime, nullable=False),  # when the cookie ends anyway
+    Index("bm_console_revoked_expires_idx", "expires_at"),
+)
+
 conductors = Table(
     "bm_conductors", metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),

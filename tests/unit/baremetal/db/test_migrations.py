@@ -1,15 +1,19 @@
-"""The bare-metal service's migrations keep what was stored: nodes enrolled before revision
-0010 get the BMC hosts discovery's lookup reads, from their driver_info."""
+"""The bare-metal service's migrations make the schema its models describe, and keep what was
+stored: nodes enrolled before revision 0010 get the BMC hosts discovery's lookup reads, from
+their driver_info."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, text
 
-from ironsight.baremetal.db.models import VERSION_TABLE
-from ironsight.common.db import engine_url
+from ironsight.baremetal.db.models import VERSION_TABLE, metadata
+from ironsight.baremetal.service import MIGRATIONS
+from ironsight.common.db import engine_url, run_migrations
 
 from ...databases import migrate_to
 
@@ -37,3 +41,15 @@ def test_nodes_enrolled_before_discovery_get_their_bmc_hosts(tmp_path: Path) -> 
         found = dict(conn.execute(text("SELECT uuid, bmc_hosts FROM bm_nodes")).all())
     engine.dispose()
     assert list(found.values()) == [" 10.0.0.5 ", " fd00::5 ", None]
+
+
+def test_the_migrations_make_the_schema_the_models_describe(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'schema.sqlite'}"
+    run_migrations(url, MIGRATIONS, VERSION_TABLE)
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            context = MigrationContext.configure(conn, opts={"version_table": VERSION_TABLE})
+            assert compare_metadata(context, metadata) == []
+    finally:
+        engine.dispose()
