@@ -709,6 +709,11 @@ class ConsoleSection:
         "over HTTPS there).", choices=("auto", "always", "never"))
     bulk_concurrency: int = opt(
         8, "Nodes a bulk action of the console acts on at the same time.", minimum=1)
+    login_attempts_per_minute: int = opt(
+        10, "Login attempts (right or wrong) one client address may make per minute, in "
+        "bursts of as many; more are answered 429 until the next is allowed. Each process "
+        "counts for itself; behind a proxy every client has the proxy's address. 0: no "
+        "limit.", minimum=0)
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from ironsight.common.auth.identity import ANONYMOUS_ADMIN, Role
 from ironsight.common.auth.strategy import authenticator
 from ironsight.common.config import Config
 from ironsight.common.exceptions import DatabaseUnavailable
+from ironsight.common.ratelimit import RateLimiter, TooManyRequests
 
 LOG = logging.getLogger(__name__)
 OPEN_PATHS = ("/login", "/static/")  # served without a session
@@ -70,6 +71,19 @@ async def login(request: Request) -> Response:
     console = console_of(request)
     refuse_foreign(request)  # no login into someone else's account from another site
     form = await request.form(max_files=0, max_fields=10)
+    if console.logins is not None:
+        try:  # against guessing passwords: bcrypt makes each guess slow, this makes few
+            console.logins.check(request.client.host if request.client else None)
+        except TooManyRequests as exc:
+            LOG.warning("Console login attempts from %s over the limit",
+                        request.client.host if request.client else "an unknown address")
+            response = render(request, "login.html", code=429,
+                              next=_safe_next(str(form.get("next") or "")),
+                              error=f"Too many login attempts from your address: try again "
+                                    f"in {exc.retry_after} s.",
+                              user=str(form.get("user") or "")[:255])
+            response.headers.update(exc.headers)
+            return response
     user, password = str(form.get("user") or ""), str(form.get("password") or "")
     project = str(form.get("project") or "").strip()
     target = _safe_next(str(form.get("next") or ""))
@@ -194,7 +208,10 @@ def create_console(conf: Config, api: ASGIApp, discoverd: DiscoverdProxy,
         loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
         undefined=jinja2.StrictUndefined if conf.DEFAULT.debug else jinja2.Undefined))
     console = Console(conf, Calls(api, discoverd, server=(conf.api.host, conf.api.port)),
-                      sessions, authenticator(conf), templates, revocations)
+                      sessions, authenticator(conf), templates, revocations,
+                      RateLimiter(conf.console.login_attempts_per_minute,
+                                  conf.console.login_attempts_per_minute)
+                      if conf.console.login_attempts_per_minute else None)
     routes = [
         Route("/", home, methods=["GET"]),
         Route("/login", login_form, methods=["GET"]),

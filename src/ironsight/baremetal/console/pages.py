@@ -25,6 +25,7 @@ from ironsight.baremetal.console.session import (
 from ironsight.common.auth.identity import Role
 from ironsight.common.auth.middleware import Authenticator
 from ironsight.common.config import Config
+from ironsight.common.ratelimit import RateLimiter
 
 LOG = logging.getLogger(__name__)
 HERE = Path(__file__).parent
@@ -50,6 +51,7 @@ class Console:
     authenticator: Authenticator
     templates: Jinja2Templates
     revocations: Revocations | None = None  # None: a logout ends the cookie in its browser
+    logins: RateLimiter | None = None  # attempts per client address (None: no limit)
 
     @property
     def open(self) -> bool:
