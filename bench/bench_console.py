@@ -9,9 +9,12 @@ clause of its own (`&& (k == k)`, always true), so that every run evaluates the 
 the whole fleet anew instead of reusing the previous run's answer. Each answer is checked:
 its status, and its count of matching nodes against the one the generator's facts give.
 Also measured: the page weight (the HTML of the first page, its stylesheet and script; as
-sent, and as sent, gzip-compressed) and the service's CPU and memory.
+sent, and as sent, gzip-compressed) and the service's CPU and memory. With `--bulk`, a bulk
+action over all that match the empty filter (the whole fleet) as the console runs it while
+its page waits: maintenance on, then off, each confirmed (the count) and run (each node's
+result checked), timed.
 
-    .venv/bin/python bench/bench_console.py [--nodes 10000] [--runs 20] [--state DIR]
+    .venv/bin/python bench/bench_console.py [--nodes 10000] [--runs 20] [--state DIR] [--bulk]
 """
 
 from __future__ import annotations
@@ -77,8 +80,34 @@ def weight(client: httpx.Client) -> list[tuple[str, int, int]]:
     return out
 
 
+def bulk(client: httpx.Client, action: str, n: int) -> tuple[float, float]:
+    """Confirm, then run, `action` over the whole fleet: (seconds to confirm, to run)."""
+    page = client.get("/ui/nodes")
+    # the session cookie is Secure, which httpx's jar keeps from plain HTTP (a browser sends
+    # it to a loopback address): given as a browser would send it, once made
+    for made in page.headers.get_list("set-cookie"):
+        if made.startswith("ironsight_session="):
+            client.cookies.clear()
+            client.cookies.set("ironsight_session", made.split(";")[0].split("=", 1)[1],
+                               path="/ui/")
+    token = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert token, page.text[:500]
+    form = {"csrf": token.group(1), "action": action, "scope": "matching",
+            "reason": "bench"}
+    t = time.perf_counter()
+    confirm = client.post("/ui/nodes/bulk", data=form)
+    confirmed = time.perf_counter() - t
+    assert confirm.status_code == 200 and f'id="confirm-count">{n}<' in confirm.text, \
+        confirm.text[:1000]
+    t = time.perf_counter()
+    done = client.post("/ui/nodes/bulk/run", data={**form, "expected": str(n)}, timeout=3600)
+    ran = time.perf_counter() - t
+    assert done.status_code == 200 and f"{n} of {n} done" in done.text, done.text[:2000]
+    return confirmed, ran
+
+
 def run(bm_port: int, pid: int, n: int, runs: int, filled_before: bool,
-        di_port: int) -> dict[str, Any]:
+        di_port: int, with_bulk: bool = False) -> dict[str, Any]:
     if not filled_before:
         uuids = asyncio.run(discover(di_port, n))
         wait_states(di_port, uuids, "finished", 3600)
@@ -109,6 +138,9 @@ def run(bm_port: int, pid: int, n: int, runs: int, filled_before: bool,
     every.sort()
     out["p95"] = every[max(0, int(len(every) * 0.95) - 1)]
     out["weight"] = weight(ui)
+    if with_bulk:
+        out["bulk"] = [(action, *bulk(ui, action, n))
+                       for action in ("maintenance_on", "maintenance_off")]
     out["cpu"], out["rss"] = proc_stat(pid)
     return out
 
@@ -118,6 +150,8 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=10000)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--state", type=Path, default=None)
+    parser.add_argument("--bulk", action="store_true",
+                        help="also time a bulk action over the whole fleet")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ironsight-bench-") as tmp:
         state = args.state or Path(tmp)
@@ -135,7 +169,8 @@ def main() -> None:
         proc = start_service(state, bm_port, None, extra)
         try:
             time.sleep(1)
-            r = run(bm_port, proc.pid, args.nodes, args.runs, filled_before, di_port)
+            r = run(bm_port, proc.pid, args.nodes, args.runs, filled_before, di_port,
+                    args.bulk)
             marker.touch()
         finally:
             proc.terminate()
@@ -150,6 +185,9 @@ def main() -> None:
     for name, raw, packed in r["weight"]:
         print(f"  weight {name:<16} {raw / 1024:6.1f} KiB   sent (gzip) "
               f"{packed / 1024:5.1f} KiB")
+    for action, confirmed, ran in r.get("bulk", []):
+        print(f"  bulk {action} over all {args.nodes}: confirm {confirmed:.2f} s, run "
+              f"{ran:.1f} s ({args.nodes / ran:.0f} nodes/s), each node's result checked")
     print(f"  service CPU {r['cpu']:.1f} s, RSS {r['rss']:.0f} MiB")
 
 
