@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from .conftest import PG_URL, ServiceProcess, drop_pg_database, fresh_pg_database
+from .waits import until
 
 H = {"X-OpenStack-Ironic-API-Version": "1.115"}
 
@@ -69,16 +70,6 @@ def busy_node(url: str) -> dict[str, Any]:
                      json={"target": "manage"})
     assert resp.status_code == 202
     return dict(node)
-
-
-def until(predicate: Any, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import re
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import httpx
 from tests.functional.conftest import ServiceProcess
 from tests.functional.security import USERS, auth_sections, write_htpasswd
+from tests.functional.waits import until
 
 H = {"X-OpenStack-Ironic-API-Version": "latest"}
 # a member acting for one project (http_basic_projects), beside USERS's whole-fleet users
@@ -24,16 +24,6 @@ TENANT, PROJECT = "tenant", "proj-ui"
 LAB_USERS = {**USERS, TENANT: ("tenant-pass-6e21", "member")}
 GIB = 1024**3
 _SEQ = itertools.count(1)
-
-
-def until(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 @dataclass

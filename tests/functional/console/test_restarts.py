@@ -11,8 +11,9 @@ import threading
 from pathlib import Path
 
 import httpx
+from tests.functional.waits import until
 
-from .lab import Lab, csrf_of, logged_in, start, until
+from .lab import Lab, csrf_of, logged_in, start
 
 NODES = 60
 

@@ -14,7 +14,6 @@ import json
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from .. import waits
 from ..conftest import ServiceProcess, free_tcp_port, stop_process
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "docs" / "examples"
@@ -75,14 +75,11 @@ class Prometheus:
 
 def until(found: Callable[[], Any], timeout: float, what: str,
           prometheus: Prometheus | None = None) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = found()
-        if value:
-            return value
-        time.sleep(0.25)
-    log = prometheus.log.read_text()[-3000:] if prometheus is not None else ""
-    pytest.fail(f"no {what} within {timeout} s\n{log}")
+    try:
+        return waits.until(found, timeout, what, interval=0.25)
+    except AssertionError:
+        log = prometheus.log.read_text()[-3000:] if prometheus is not None else ""
+        pytest.fail(f"no {what} within {timeout} s\n{log}")
 
 
 def quick_rules(directory: Path) -> Path:
