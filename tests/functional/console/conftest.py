@@ -44,6 +44,7 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 
 if TYPE_CHECKING:
@@ -123,6 +124,13 @@ def page(browser: Browser, js_errors: list[str], request: pytest.FixtureRequest)
                     pytrace=False)
 
 
+# a rule every lab inspection runs and matches (it only logs), for the node page's rules tab
+LAB_RULE = {"description": "console lab: more than 4 GiB",
+            "conditions": [{"op": "gt", "args": {
+                "values": ["{inventory[memory][physical_mb]}", 4096]}}],
+            "actions": [{"op": "log", "args": {"msg": "a lab machine"}}]}
+
+
 @pytest.fixture(scope="package")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """`ironsight serve` with users of every role (tests/functional/security.py) and a small
@@ -131,6 +139,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     found = start(tmp_path_factory.mktemp("console"))
     try:
+        with httpx.Client(base_url=found.svc.di_url, auth=found.svc_user, timeout=30) as di:
+            resp = di.post("/v1/inspection_rules", json=LAB_RULE)  # traced on the rules tab
+            assert resp.status_code == 201, resp.text
         big = [found.make_node(name=f"gpu-{i}") for i in (1, 2)]
         for i, node in enumerate(big):
             found.inspect(node, cpus=64, memory_mb=512 * 1024, gpus=4, vendor="Dell Inc.",

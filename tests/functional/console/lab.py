@@ -34,6 +34,11 @@ class Lab:
     def ui(self) -> str:
         return self.svc.url + "/ui"
 
+    @property
+    def svc_user(self) -> tuple[str, str]:
+        """The bare-metal service's user of discoverd (an admin there, see start)."""
+        return "bm-svc", LAB_USERS["bm-svc"][0]
+
     def api(self, user: str = "admin") -> httpx.Client:
         return httpx.Client(base_url=self.svc.url, headers=H, auth=(user, LAB_USERS[user][0]),
                             timeout=30)

@@ -153,7 +153,7 @@ def test_the_node_page_shows_each_hardware_tab(page: Page, lab: Lab) -> None:
     screenshot(page, "node-summary")
     checks = {"cpu": "Xeon Gold", "memory": "512.0", "disks": "DISK1", "nics": "25000",
               "pci": "0000:41:00.0", "bmc": "198.18.7.1", "attempts": "finished",
-              "history": "", "rules": "", "diff": ""}
+              "history": "", "rules": "console lab: more than 4 GiB", "diff": ""}
     for tab, text in checks.items():
         page.click(f"#tab-{tab}")
         expect(page.locator(f"#panel-{tab}")).to_be_visible()
