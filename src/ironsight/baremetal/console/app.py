@@ -152,7 +152,8 @@ class SessionGate:
 
         session = self.console.sessions.decode(request.cookies.get(COOKIE))
         revocations = self.console.revocations
-        if session is not None and revocations is not None and not self.console.open:
+        if session is not None and revocations is not None and not self.console.open \
+                and not path.startswith("/static/"):  # assets show nobody's data
             try:
                 if await revocations.revoked(session.sid):
                     session = None  # logged out: this is a copy of the cookie, or a replay
