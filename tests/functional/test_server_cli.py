@@ -57,7 +57,7 @@ def test_db_upgrade_on_sqlite_is_idempotent(tmp_path: Path) -> None:
     for _ in range(2):
         proc = ironsight("db", "upgrade", env=env)
         assert proc.returncode == 0, proc.stderr
-        assert "bare-metal tables at revision 0011" in proc.stdout
+        assert "bare-metal tables at revision 0012" in proc.stdout
     assert (tmp_path / "ironsight.sqlite").exists()
 
 
@@ -69,7 +69,7 @@ def test_db_upgrade_on_postgresql(tmp_path: Path) -> None:
         conf.write_text(f"[database]\nconnection = {url}\n")
         proc = ironsight("db", "upgrade", "--config-file", str(conf))
         assert proc.returncode == 0, proc.stderr
-        assert "bare-metal tables at revision 0011" in proc.stdout
+        assert "bare-metal tables at revision 0012" in proc.stdout
     finally:
         drop_pg_database(url)
 
