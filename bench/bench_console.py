@@ -12,7 +12,8 @@ Also measured: the page weight (the HTML of the first page, its stylesheet and s
 sent, and as sent, gzip-compressed) and the service's CPU and memory. With `--bulk`, a bulk
 action over all that match the empty filter (the whole fleet) as the console runs it while
 its page waits: maintenance on, then off, each confirmed (the count) and run (each node's
-result checked), timed.
+result checked), timed, and how long the node list then takes to answer again (discoverd's
+fleet index takes in every changed node first).
 
     .venv/bin/python bench/bench_console.py [--nodes 10000] [--runs 20] [--state DIR] [--bulk]
 """
@@ -80,6 +81,22 @@ def weight(client: httpx.Client) -> list[tuple[str, int, int]]:
     return out
 
 
+def _said(page: str) -> str:
+    """What a console page says went wrong (its error or problem), or its start."""
+    found = re.search(r'(?:id="error-message"|id="problem"|class="error")[^>]*>(.*?)</',
+                      page, re.S)
+    return found.group(1).strip() if found else page[:1000]
+
+
+def caught_up(client: httpx.Client) -> float:
+    """Seconds until the node list answers again after a bulk action: discoverd's fleet
+    index first takes in every node the action changed."""
+    t = time.perf_counter()
+    while 'id="problem"' in client.get("/ui/nodes").text:
+        time.sleep(0.5)
+    return time.perf_counter() - t
+
+
 def bulk(client: httpx.Client, action: str, n: int) -> tuple[float, float]:
     """Confirm, then run, `action` over the whole fleet: (seconds to confirm, to run)."""
     page = client.get("/ui/nodes")
@@ -98,11 +115,12 @@ def bulk(client: httpx.Client, action: str, n: int) -> tuple[float, float]:
     confirm = client.post("/ui/nodes/bulk", data=form)
     confirmed = time.perf_counter() - t
     assert confirm.status_code == 200 and f'id="confirm-count">{n}<' in confirm.text, \
-        confirm.text[:1000]
+        (confirm.status_code, _said(confirm.text))
     t = time.perf_counter()
     done = client.post("/ui/nodes/bulk/run", data={**form, "expected": str(n)}, timeout=3600)
     ran = time.perf_counter() - t
-    assert done.status_code == 200 and f"{n} of {n} done" in done.text, done.text[:2000]
+    assert done.status_code == 200 and f"{n} of {n} done" in done.text, \
+        (done.status_code, _said(done.text))
     return confirmed, ran
 
 
@@ -139,8 +157,10 @@ def run(bm_port: int, pid: int, n: int, runs: int, filled_before: bool,
     out["p95"] = every[max(0, int(len(every) * 0.95) - 1)]
     out["weight"] = weight(ui)
     if with_bulk:
-        out["bulk"] = [(action, *bulk(ui, action, n))
-                       for action in ("maintenance_on", "maintenance_off")]
+        out["bulk"] = []
+        for action in ("maintenance_on", "maintenance_off"):
+            out["bulk"].append((action, *bulk(ui, action, n)))
+            out["bulk"][-1] += (caught_up(ui),)
     out["cpu"], out["rss"] = proc_stat(pid)
     return out
 
@@ -185,9 +205,10 @@ def main() -> None:
     for name, raw, packed in r["weight"]:
         print(f"  weight {name:<16} {raw / 1024:6.1f} KiB   sent (gzip) "
               f"{packed / 1024:5.1f} KiB")
-    for action, confirmed, ran in r.get("bulk", []):
+    for action, confirmed, ran, after in r.get("bulk", []):
         print(f"  bulk {action} over all {args.nodes}: confirm {confirmed:.2f} s, run "
-              f"{ran:.1f} s ({args.nodes / ran:.0f} nodes/s), each node's result checked")
+              f"{ran:.1f} s ({args.nodes / ran:.0f} nodes/s), each node's result checked; "
+              f"the node list answers again {after:.1f} s after")
     print(f"  service CPU {r['cpu']:.1f} s, RSS {r['rss']:.0f} MiB")
 
 
