@@ -72,11 +72,12 @@ async def login(request: Request) -> Response:
     refuse_foreign(request)  # no login into someone else's account from another site
     form = await request.form(max_files=0, max_fields=10)
     if console.logins is not None:
+        address = request.client.host if request.client else None
         try:  # against guessing passwords: bcrypt makes each guess slow, this makes few
-            console.logins.check(request.client.host if request.client else None)
+            console.logins.check(address)
         except TooManyRequests as exc:
             LOG.warning("Console login attempts from %s over the limit",
-                        request.client.host if request.client else "an unknown address")
+                        address or "an unknown address")
             response = render(request, "login.html", code=429,
                               next=_safe_next(str(form.get("next") or "")),
                               error=f"Too many login attempts from your address: try again "

@@ -61,6 +61,14 @@ def hardware_readable(request: Request, node: Mapping[str, Any]) -> bool:
     return project is None or node.get("owner") == project
 
 
+async def _latest(calls: Calls, uuid: str) -> dict[str, Any] | None:
+    """The node's latest inspection attempt (None: none, or discoverd did not answer)."""
+    reply = await calls.discoverd("GET", path_of("introspection", uuid, "attempts"))
+    found: dict[str, Any] | None = reply.data["attempts"][-1] \
+        if reply.ok and reply.data["attempts"] else None
+    return found
+
+
 async def _document(calls: Calls, uuid: str) -> tuple[dict[str, Any], str | None]:
     reply = await calls.discoverd("GET", path_of("fleet", "nodes", uuid))
     return (reply.data, None) if reply.ok else ({}, reply.error)
@@ -84,10 +92,7 @@ async def node_page(request: Request) -> Response:
                                {"detail": "True"})
         context["ports"] = ports.data.get("ports", []) if ports.ok else []
         if readable:
-            attempts = await calls.discoverd("GET", path_of("introspection", uuid,
-                                                            "attempts"))
-            context["latest"] = attempts.data["attempts"][-1] \
-                if attempts.ok and attempts.data["attempts"] else None
+            context["latest"] = await _latest(calls, uuid)
     elif tab in ("cpu", "memory", "disks", "nics", "pci", "bmc", "rules"):
         context["doc"], context["problem"] = await _document(calls, uuid)
         context["inventory"] = context["doc"].get("inventory", {})
@@ -178,12 +183,7 @@ async def live(request: Request) -> Response:
     """Where the node and its inspection stand now: polled by the node page (console.js)."""
     calls = console_of(request).calls
     node = await _node(calls, request, request.path_params["node"])
-    latest = None
-    if hardware_readable(request, node):
-        attempts = await calls.discoverd("GET", path_of("introspection", node["uuid"],
-                                                        "attempts"))
-        latest = attempts.data["attempts"][-1] if attempts.ok and attempts.data["attempts"] \
-            else None
+    latest = await _latest(calls, node["uuid"]) if hardware_readable(request, node) else None
     phases = latest["phases"] if latest else []
     return JSONResponse({
         "provision_state": node["provision_state"], "power_state": node["power_state"],
